@@ -1,0 +1,251 @@
+"""``socsim``: run | op | compare | sweep | list | validate | report.
+
+Exit codes: 0 success, 2 bad input (one-screen message naming file, field, value), 1 internal
+error (with its cause).  Output files are written atomically: on error nothing is left behind.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from socsim.errors import InputError
+
+err_console = Console(stderr=True, highlight=False)
+out_console = Console(highlight=False)
+
+
+class SocsimGroup(click.Group):
+    """Maps socsim's errors to exit codes: InputError -> 2, anything else -> 1."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as e:
+            err_console.print(f"[bold red]error:[/] {e.render()}", markup=True, soft_wrap=True)
+            sys.exit(2)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            err_console.print("interrupted")
+            sys.exit(130)
+        except Exception as e:  # internal error: say so, with the cause
+            err_console.print(f"[bold red]internal error:[/] {type(e).__name__}: {e}", markup=True)
+            if os.environ.get("SOCSIM_DEBUG"):
+                traceback.print_exc()
+            else:
+                err_console.print("(set SOCSIM_DEBUG=1 for the traceback)")
+            sys.exit(1)
+
+
+@click.group(cls=SocsimGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="socsim")
+def main() -> None:
+    """Cycle-approximate mobile SoC simulator for on-device DNN training."""
+
+
+def _write_atomic(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a directory", field="--json", value=path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class _Progress:
+    """A rich progress bar that appears only once a run has taken more than ``after_s``."""
+
+    def __init__(self, label: str, enabled: bool, after_s: float = 2.0) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.after_s = after_s
+        self.t0 = time.perf_counter()
+        self.bar = None
+        self.task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.perf_counter() - self.t0 < self.after_s or done >= total:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("batches"), TimeRemainingColumn(), console=err_console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total)
+        self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@main.command()
+@click.option("--soc", required=True, help="SoC name from soc_specs/ or a path to a spec YAML")
+@click.argument("workload")
+@click.option("--scheduler", default=None, help="scheduler name (overrides scheduler.name)")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="override a workload field by dotted path")
+@click.option("--out", default=None, help="directory for summary.json, trace, time series and report.html")
+@click.option("--json", "json_path", default=None, help="write the summary JSON here ('-' for stdout)")
+@click.option("--trace", "trace_path", default=None, help="write the Perfetto trace here")
+@click.option("--quiet", is_flag=True, help="no console table or progress")
+@click.option("--deterministic", is_flag=True, help="report wall_time_s as 0 (byte-identical summaries)")
+def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
+    """Simulate training WORKLOAD (a YAML file) on a SoC."""
+    from socsim.api import dump_json, run as api_run
+    from socsim.report.console import summary_table
+
+    out_dir = out
+    tmp_dir = None
+    if trace_path and not out_dir:
+        tmp_dir = tempfile.mkdtemp(prefix=".socsim-run.")
+        out_dir = str(Path(tmp_dir) / "run")
+    prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and json_path != "-")
+    try:
+        res = api_run(soc, workload, overrides=list(sets), scheduler=scheduler, out=out_dir, progress=prog,
+                      deterministic=deterministic, reports=True)
+    finally:
+        prog.close()
+    try:
+        if trace_path:
+            src = Path(out_dir) / "trace.perfetto-trace"
+            data = src.read_bytes()
+            p = Path(trace_path)
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, p)
+        if json_path:
+            _write_atomic(json_path, dump_json(res.summary))
+    finally:
+        if tmp_dir:
+            import shutil
+            shutil.rmtree(tmp_dir, ignore_errors=True)
+    if not quiet and json_path != "-":
+        out_console.print(summary_table(res.summary))
+        if out:
+            out_console.print(f"wrote {out}/ (summary.json, timeseries.csv, trace.perfetto-trace, report.html)")
+
+
+@main.command()
+@click.option("--soc", required=True)
+@click.option("--unit", type=click.Choice(["cpu", "dsp", "gpu"]), default="cpu")
+@click.argument("kind")
+@click.option("--batch", type=int, default=1, show_default=True)
+@click.option("--in", "in_shape", default="64x32x32", show_default=True, help="CxHxW of the input (or N for element-wise)")
+@click.option("--out-channels", type=int, default=None)
+@click.option("--kernel", type=int, default=3, show_default=True)
+@click.option("--stride", type=int, default=1, show_default=True)
+@click.option("--pad", type=int, default=None, help="default: same padding")
+@click.option("--dtype", type=click.Choice(["fp32", "int8"]), default=None, help="default: int8 on dsp, fp32 elsewhere")
+@click.option("--cores", default="big1", show_default=True, help="core set for --unit cpu")
+@click.option("--freq", default="max", show_default=True, help="max|mid|min or MHz")
+@click.option("--no-batch-padding", is_flag=True, help="DSP: do not pad batches as Hexagon NN does")
+@click.option("--json", "json_path", default=None)
+def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtype, cores, freq,
+       no_batch_padding, json_path):
+    """Time one operator on one unit, like a profiler on the phone."""
+    from socsim.api import dump_json
+    from socsim.report.console import op_table
+    from socsim.tools.op import time_op
+
+    res = time_op(soc, unit, kind, batch=batch, in_shape=in_shape, out_channels=out_channels, kernel=kernel,
+                  stride=stride, pad=pad, dtype=dtype, cores=cores, freq=freq,
+                  batch_padding=not no_batch_padding)
+    if json_path:
+        _write_atomic(json_path, dump_json(res))
+    if json_path != "-":
+        out_console.print(op_table(res))
+
+
+@main.command()
+@click.option("--soc", required=True)
+@click.argument("workload")
+@click.option("--schedulers", required=True, help="comma-separated scheduler names; ratios are to the first")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE")
+@click.option("--json", "json_path", default=None)
+@click.option("--quiet", is_flag=True)
+@click.option("--deterministic", is_flag=True)
+def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
+    """Run WORKLOAD under several schedulers on the same SoC, side by side."""
+    from socsim.api import compare as api_compare, dump_json
+    from socsim.report.console import compare_table
+
+    names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    prog = _Progress("compare", enabled=not quiet and json_path != "-")
+    try:
+        runs = api_compare(soc, workload, names, overrides=list(sets), deterministic=deterministic,
+                           progress=lambda name, b, n: prog(b, n))
+    finally:
+        prog.close()
+    if json_path:
+        _write_atomic(json_path, dump_json({"runs": runs}))
+    if not quiet and json_path != "-":
+        out_console.print(compare_table(runs))
+
+
+@main.command()
+@click.argument("run_dir")
+def report(run_dir):
+    """Regenerate the trace and HTML report of a run directory (from socsim run --out)."""
+    from socsim.report.writers import write_reports
+
+    d = Path(run_dir)
+    if not (d / "summary.json").exists():
+        raise InputError("not a socsim run directory (no summary.json)", field="RUN_DIR", value=run_dir)
+    for p in write_reports(d):
+        out_console.print(f"wrote {p}")
+
+
+@main.command("list")
+@click.argument("what", type=click.Choice(["socs", "schedulers", "models", "workloads", "instructions", "precisions"]))
+def list_cmd(what):
+    """List SoCs, schedulers, models, workloads or emulated HVX instructions."""
+    from socsim.report import console as c
+    out_console.print(c.listing(what))
+
+
+@main.command()
+@click.argument("file")
+def validate(file):
+    """Check a SoC spec or a workload YAML; prints what it is or the first error."""
+    from socsim.spec import load_soc, load_workload
+    from socsim.spec.loader import load_yaml
+
+    data, _ = load_yaml(file)
+    if isinstance(data, dict) and "cpu" in data and "thermal" in data:
+        spec = load_soc(file)
+        out_console.print(f"ok: SoC spec {spec.name} ({spec.marketing_name}), "
+                          f"{spec.cpu.core_count} cores in {len(spec.cpu.clusters)} clusters"
+                          + (f", {spec.dsp.name}" if spec.dsp else "") + (f", {spec.gpu.name}" if spec.gpu else ""))
+        return
+    wl = load_workload(file)
+    from socsim.engine.context import build_graph
+    g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision)
+    from socsim.sched.registry import create
+    create(wl.scheduler.name, wl.scheduler.options, file=file)
+    out_console.print(f"ok: workload {wl.name}: {wl.model} {wl.input} batch {wl.batch_size}, "
+                      f"{wl.total_batches} batches, {wl.precision}, scheduler {wl.scheduler.name}; "
+                      f"{len(g.ops)} ops per batch, {g.total_macs / 1e9:.2f} G MACs")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""The discrete-event simulation of training on a SoC (SimPy)."""

@@ -1,0 +1,141 @@
+"""What schedulers see: the SoC, the workload, graphs, and the cost model (PlanContext), plus
+the live state of a run for the runtime hooks (RunContext)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from socsim.engine.cores import clusters_of, pick_opp, resolve_cores
+from socsim.engine.oracle import CostOracle
+from socsim.hw import fastrpc
+from socsim.spec.soc import SocSpec
+from socsim.spec.workload import Workload
+from socsim.workload.ops import Op
+
+
+def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str):
+    """Model zoo -> training graph -> precision translation; model errors become InputErrors."""
+    from socsim.errors import InputError
+    from socsim.workload.graph import training_graph
+    from socsim.workload.model import ModelError
+    from socsim.workload.precision import translate
+    from socsim.workload.zoo import build_model
+
+    try:
+        return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+    except ModelError as e:
+        raise InputError(e.message, field=e.field, value=e.value) from None
+
+
+class PlanContext:
+    """The planning view of a run.  ``profile`` is the cost model, memoised."""
+
+    def __init__(self, soc: SocSpec, workload: Workload, oracle: CostOracle) -> None:
+        self.soc = soc
+        self.workload = workload
+        self.oracle = oracle
+        self.rng = np.random.default_rng(workload.seed)
+        self._graphs: dict[tuple, Any] = {}
+
+    # -- the training graph -------------------------------------------------------------
+    def graph(self, precision: str | None = None, batch: int | None = None):
+        """The (precision-translated) training graph of one batch."""
+        w = self.workload
+        key = (precision or w.precision, batch or w.batch_size)
+        g = self._graphs.get(key)
+        if g is None:
+            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0])
+        return g
+
+    # -- cores and operating points ----------------------------------------------------
+    def cores(self, spec: str | list[int] | tuple[int, ...] | None = None, default: str = "big4") -> tuple[int, ...]:
+        """Resolve a core-set name; ``None`` means the workload's ``cpu.cores`` or ``default``."""
+        if spec is None:
+            spec = self.workload.cpu.cores if self.workload.cpu.cores is not None else default
+            if spec == "big4" and len(self._big()) < 4:
+                spec = f"big{len(self._big())}"
+        return resolve_cores(self.soc, spec)
+
+    def _big(self) -> list[int]:
+        from socsim.engine.cores import big_cores
+        return big_cores(self.soc)
+
+    def freqs(self, cores: tuple[int, ...], setting: str | float | dict = "max") -> tuple[tuple[str, float], ...]:
+        """Per-cluster frequency of the clusters ``cores`` span, for a max|mid|min|MHz setting."""
+        out = []
+        for c in clusters_of(self.soc, cores):
+            s = setting.get(c.name, "max") if isinstance(setting, dict) else setting
+            out.append((c.name, pick_opp(c, s)))
+        return tuple(sorted(out))
+
+    # -- profiling -----------------------------------------------------------------------
+    def profile(self, op: Op, unit: str, cores: tuple[int, ...] | None = None,
+                freq: str | float | dict = "max", dsp_mhz: float | None = None) -> float:
+        """Latency of ``op`` on ``unit`` (seconds; inf if unsupported)."""
+        if unit == "cpu":
+            cores = cores or self.cores()
+            cfg = self.oracle.config("cpu", cores=cores, freqs=self.freqs(cores, freq))
+        elif unit == "dsp":
+            if self.soc.dsp is None:
+                return float("inf")
+            cfg = self.oracle.config("dsp", dsp_mhz=dsp_mhz or self.dsp_mhz)
+        else:
+            if self.soc.gpu is None:
+                return float("inf")
+            cfg = self.oracle.config("gpu")
+        return self.oracle.time_s(op, unit, cfg)
+
+    @property
+    def dsp_mhz(self) -> float:
+        return self.workload.dsp.freq_mhz or self.soc.dsp.training_clock_mhz
+
+    def switch_s(self, bytes_crossing: int, shared_buffers: bool = False) -> float:
+        """One CPU<->DSP switch moving ``bytes_crossing`` bytes (FastRPC)."""
+        if self.soc.fastrpc is None:
+            return float("inf")
+        return fastrpc.switch_s(self.soc.fastrpc, bytes_crossing, shared_buffers)
+
+    def memory_budget_bytes(self, t_s: float = 0.0) -> int | None:
+        b = self.workload.environment.memory_budget_mb
+        if b is None:
+            return None
+        if isinstance(b, (int, float)):
+            return int(b * (1 << 20))
+        cur = None
+        for step in sorted(b, key=lambda s: s.at_s):
+            if step.at_s <= t_s:
+                cur = step.mb
+        if cur is None:
+            cur = sorted(b, key=lambda s: s.at_s)[0].mb
+        return int(cur * (1 << 20))
+
+
+@dataclass
+class RunContext:
+    """Live state handed to runtime hooks.  Read it; change the run by returning a Plan."""
+
+    plan_ctx: PlanContext
+    now_s: float = 0.0
+    batch: int = 0
+    temps_c: dict[str, float] = field(default_factory=dict)
+    battery_soc: float = 1.0
+    battery_temp_c: float = 25.0
+    charging: bool = True
+    caps_mhz: dict[str, float] = field(default_factory=dict)
+    interference_cores: tuple[int, ...] = ()
+    plan: Any = None
+    stop_requested: str | None = None
+
+    @property
+    def soc(self) -> SocSpec:
+        return self.plan_ctx.soc
+
+    @property
+    def workload(self) -> Workload:
+        return self.plan_ctx.workload
+
+    def stop(self, reason: str) -> None:
+        """Ask the engine to end the run after this batch (e.g. Swan: battery too low)."""
+        self.stop_requested = reason

@@ -1,0 +1,50 @@
+"""CPU frequency governors, as Linux cpufreq implements them, at batch granularity.
+
+performance  top OPP;  powersave  lowest OPP;  userspace  the workload's ``cpu.freq``;
+schedutil    next_freq = 1.25 * max_freq * util (kernel/sched/cpufreq_schedutil.c), util the
+             cluster's busy fraction over the previous batch, rounded up to an OPP; a cluster
+             with no history starts at its top OPP (the training thread is runnable).
+Clusters the plan does not use sit at their lowest OPP.  Thermal caps are applied by the engine.
+"""
+from __future__ import annotations
+
+from socsim.engine.cores import pick_opp
+from socsim.spec.soc import Cluster, SocSpec
+
+SCHEDUTIL_HEADROOM = 1.25  # kernel/sched/cpufreq_schedutil.c: map_util_freq() adds 25%
+
+
+def cluster_frequencies(soc: SocSpec, governor: str, setting, fixed: tuple[tuple[str, float], ...] | None,
+                        used: set[str], util: dict[str, float], prev: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    fixed_d = dict(fixed or ())
+    for c in soc.cpu.clusters:
+        if c.name in fixed_d:
+            out[c.name] = pick_opp(c, fixed_d[c.name])
+        elif c.name not in used:
+            out[c.name] = c.min_mhz
+        elif governor == "performance":
+            out[c.name] = c.max_mhz
+        elif governor == "powersave":
+            out[c.name] = c.min_mhz
+        elif governor == "userspace":
+            s = setting.get(c.name, "max") if isinstance(setting, dict) else setting
+            out[c.name] = pick_opp(c, s)
+        else:  # schedutil
+            if c.name not in util:
+                out[c.name] = c.max_mhz
+            else:
+                # util: busy fraction of the plan's cores in this cluster over the last batch
+                out[c.name] = ceil_opp(c, SCHEDUTIL_HEADROOM * c.max_mhz * min(1.0, util[c.name]))
+    return out
+
+
+def ceil_opp(c: Cluster, mhz: float) -> float:
+    for o in c.opps:
+        if o.freq_mhz >= mhz - 1e-6:
+            return o.freq_mhz
+    return c.max_mhz
+
+
+def floor_opp(c: Cluster, mhz: float) -> float:
+    return pick_opp(c, mhz)

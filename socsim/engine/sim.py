@@ -1,0 +1,516 @@
+"""The simulation engine: training batches as SimPy processes on a simulated SoC.
+
+Processing units are SimPy resources (one per CPU core, the DSP, the GPU).  The training loop is
+a process; each batch's ops hold their unit for the time the unit's cost model gives at the
+current operating point.  Foreground apps are processes that occupy cores for a while.  After
+each batch the engine integrates rail energy in sampling windows, advances the thermal network
+exactly over each window, steps the battery, lets the throttling governor cap cluster
+frequencies, and hands the samples to the recorder.
+
+The first batch of a distinct (plan, operating point, interference) runs op by op; later
+identical batches replay its :class:`~socsim.engine.template.BatchTemplate` as one event.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import simpy
+
+from socsim.engine import dvfs
+from socsim.engine.context import PlanContext, RunContext
+from socsim.engine.oracle import CostOracle
+from socsim.engine.template import BatchTemplate, TemplateBuilder
+from socsim.errors import ScheduleError
+from socsim.hw import fastrpc
+from socsim.hw.battery import BatteryState, battery_counters, battery_step
+from socsim.hw.power import RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
+from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor
+from socsim.report.events import NullRecorder, Recorder
+from socsim.sched.api import BatchRecord, InterferenceEvent, Plan, ThermalEvent
+from socsim.spec.soc import SocSpec
+from socsim.spec.workload import Workload
+
+# Power the CPU core that drives a FastRPC call or prepares a graph draws, as a fraction of a
+# fully busy core (copying and cache maintenance are memory-bound).  Assumption.
+RPC_CPU_ACTIVITY = 0.5
+
+
+@dataclass
+class RunStats:
+    """Running totals of a run (flat in memory whatever the number of batches)."""
+
+    batches: int = 0
+    sim_time_s: float = 0.0
+    batch_time_sum_s: float = 0.0
+    batch_energy_sum_j: float = 0.0
+    rail_energy_j: dict[str, float] = field(default_factory=dict)
+    idle_energy_j: float = 0.0
+    peak_c: float = -math.inf
+    zone_peak_c: dict[str, float] = field(default_factory=dict)
+    final_c: float = 0.0
+    peak_mem_bytes: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0})
+    throttle_events: int = 0
+    time_throttled_s: float = 0.0
+    templates_built: int = 0
+    config_switches: int = 0
+    plan_labels: list[str] = field(default_factory=list)
+    micro_batches: tuple[int, ...] = ()
+    stop_reason: str | None = None
+    battery_start_soc: float = 0.0
+    battery_end_soc: float = 0.0
+    first_plan: Plan | None = None
+    dsp_prepared_batches: int = 0
+
+
+class Engine:
+    def __init__(self, soc: SocSpec, workload: Workload, scheduler, recorder: Recorder | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.soc = soc
+        self.workload = workload
+        self.scheduler = scheduler
+        self.recorder = recorder or NullRecorder()
+        self.progress = progress
+        self.oracle = CostOracle(soc, workload.dsp.batch_padding)
+        self.pctx = PlanContext(soc, workload, self.oracle)
+        self.power = SocPower.from_spec(soc)
+        self.rails = rail_names(soc)
+        self.ridx = {r: i for i, r in enumerate(self.rails)}
+        env_spec = workload.environment
+        self.thermal = ThermalNetwork(soc.thermal, env_spec.ambient_c)
+        self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters)
+        self.gov_state = self.governor.initial_state()
+        self.caps = self.governor.caps_mhz(self.gov_state)
+        self.temps = self.thermal.initial_temps()
+        self.battery = BatteryState.initial(soc.battery, env_spec.initial_soc)
+        self.sample_s = workload.output.sample_ms * 1e-3
+        self.env = simpy.Environment()
+        self.cores = {i: simpy.Resource(self.env, 1) for c in soc.cpu.clusters for i in c.core_ids}
+        self.dsp = simpy.Resource(self.env, 1)
+        self.gpu = simpy.Resource(self.env, 1)
+        self.rctx = RunContext(plan_ctx=self.pctx, charging=env_spec.charging)
+        self.stats = RunStats()
+        self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
+        self._interference: dict[int, float] = {}  # core -> foreground utilisation
+        self._pending_plan: Plan | None = None
+        self._dsp_prepared = False
+        self._freqs: dict[str, float] = {}
+        self._util: dict[str, float] = {}
+        # sampling state: energy since the last sample boundary, cumulative rail energy
+        self._next_sample_s = self.sample_s
+        self._window_j = np.zeros(len(self.rails))
+        self._cum_j = np.zeros(len(self.rails))
+        self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
+        self._heat_map = self._heat_matrix()
+
+    # ------------------------------------------------------------------ set-up helpers
+    def _heat_matrix(self) -> np.ndarray:
+        """rails x nodes matrix turning rail power (W) into node heat (W)."""
+        m = np.zeros((len(self.rails), len(self.thermal.node_names)))
+        for i, r in enumerate(self.rails):
+            onehot = self.thermal.node_power({r: 1.0})
+            m[i] = onehot
+        return m
+
+    def _node_temp(self, rail: str) -> float:
+        node = self.soc.thermal.heat_sources.get(rail)
+        if node is None or node == self.soc.thermal.ambient_node:
+            return self.thermal.ambient_c
+        return float(self.temps[self.thermal.index(node)])
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> RunStats:
+        wall0 = time.perf_counter()
+        plan = self.scheduler.plan(self.pctx)
+        _check_plan(plan, self.soc)
+        self.rctx.plan = plan
+        self.stats.first_plan = plan
+        self.stats.battery_start_soc = self.battery.soc
+        self._plan = plan
+        for load in self.workload.environment.foreground_loads:
+            self.env.process(self._foreground(load))
+        budget_steps = self.workload.environment.memory_budget_mb
+        if isinstance(budget_steps, list):
+            self.env.process(self._budget_profile(budget_steps))
+        done = self.env.process(self._training())
+        self.env.run(until=done)
+        self.stats.sim_time_s = self.env.now
+        self.stats.final_c = float(self.temps.max())
+        self.stats.battery_end_soc = self.battery.soc
+        self.wall_time_s = time.perf_counter() - wall0
+        self.recorder.close()
+        return self.stats
+
+    def _training(self):
+        total = self.workload.total_batches
+        for b in range(total):
+            self.rctx.batch = b
+            self.rctx.now_s = self.env.now
+            self._apply(self.scheduler.on_batch_start(self.rctx, b))
+            if self._pending_plan is not None:
+                self._switch_plan(self._pending_plan)
+                self._pending_plan = None
+                yield from self._config_switch()
+            plan = self._plan
+            freqs = self._frequencies(plan)
+            prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and not self._dsp_prepared)
+            fg = tuple(sorted(self._interference.items()))
+            key = (id(plan), tuple(sorted(freqs.items())), prep, fg)
+            t0 = self.env.now
+            hit = self._templates.get(key)
+            if hit is None:
+                tpl = yield from self._execute(plan, freqs, prep)
+                self._templates[key] = (plan, tpl)  # the plan is kept so its id stays unique
+                self.stats.templates_built += 1
+            else:
+                tpl = hit[1]
+                yield self.env.timeout(tpl.duration_s)
+            if prep:
+                self._dsp_prepared = True
+                self.stats.dsp_prepared_batches += 1
+            if self.recorder.keeps_batch(b):
+                for s in tpl.slices:
+                    self.recorder.op_slice(s.track, s.name, s.kind, b, s.phase, t0 + s.start_s, s.dur_s)
+            energy = self._account(t0, tpl, plan, freqs)
+            self._util = self._utilisation(plan, tpl)
+            st = self.stats
+            st.batches += 1
+            st.batch_time_sum_s += tpl.duration_s
+            st.batch_energy_sum_j += energy
+            for k, v in tpl.counts.items():
+                st.counts[k] += v
+            self.recorder.batch(b, t0, tpl.duration_s, energy, plan.label)
+            rec = BatchRecord(b, t0, tpl.duration_s, energy, plan.label, bool(self._interference))
+            self.rctx.now_s = self.env.now
+            self._apply(self.scheduler.on_batch_end(self.rctx, b, rec))
+            if self.progress is not None:
+                self.progress(b + 1, total)
+            if self.rctx.stop_requested:
+                st.stop_reason = self.rctx.stop_requested
+                self.recorder.instant(self.env.now, "engine", "stop", st.stop_reason)
+                break
+
+    def _apply(self, new_plan: Plan | None) -> None:
+        if new_plan is not None and new_plan is not self._plan:
+            _check_plan(new_plan, self.soc)
+            self._pending_plan = new_plan
+
+    def _switch_plan(self, plan: Plan) -> None:
+        old = self._plan
+        self._plan = plan
+        self.rctx.plan = plan
+        if plan.label and plan.label not in self.stats.plan_labels[-1:]:
+            self.stats.plan_labels.append(plan.label)
+        self.recorder.instant(self.env.now, "engine", "plan", plan.label)
+        self._config_changed = (old.cpu_cores != plan.cpu_cores or old.cpu_freq_mhz != plan.cpu_freq_mhz)
+
+    def _config_switch(self):
+        """Changing core set / frequency between batches costs time (pub:cpu_config_switch_ms)."""
+        if getattr(self, "_config_changed", False):
+            self._config_changed = False
+            dur = self.soc.cpu.config_switch_ms * 1e-3
+            t0 = self.env.now
+            yield self.env.timeout(dur)
+            b = TemplateBuilder(len(self.rails))
+            dyn = self._cpu_dyn({self.soc.cpu.clusters[0].name: 1}, RPC_CPU_ACTIVITY, self._freqs)
+            b.segment(0.0, dur, dyn, 0, ("engine",), "config-switch", "switch", "switch", {}, 0)
+            tpl = b.build(dur)
+            self.recorder.op_slice("engine", "config-switch", "switch", self.rctx.batch, "switch", t0, dur)
+            self._account(t0, tpl, self._plan, self._freqs)
+            self.stats.config_switches += 1
+
+    # ------------------------------------------------------------------ operating points
+    def _frequencies(self, plan: Plan) -> dict[str, float]:
+        gov = plan.governor or self.workload.cpu.governor
+        used = {c.name for c in self.soc.cpu.clusters if any(i in c.core_ids for i in plan.cpu_cores)}
+        freqs = dvfs.cluster_frequencies(self.soc, gov, self.workload.cpu.freq, plan.cpu_freq_mhz,
+                                         used, self._util, self._freqs)
+        freqs = {name: self.governor.clamp(self.caps, name, f) for name, f in freqs.items()}
+        freqs = {name: dvfs.floor_opp(self.soc.cluster(name), f) for name, f in freqs.items()}
+        if self.soc.dsp is not None:
+            freqs["dsp"] = self.pctx.dsp_mhz
+        if self.soc.gpu is not None:
+            freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
+        self._freqs = freqs
+        return freqs
+
+    # ------------------------------------------------------------------ detailed execution
+    def _execute(self, plan: Plan, freqs: dict[str, float], prep: bool):
+        """Run one batch op by op (SimPy), recording it as a template."""
+        env = self.env
+        t0 = env.now
+        b = TemplateBuilder(len(self.rails))
+        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
+        cpu_cfg = self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs)
+        dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp")) if self.soc.dsp else None
+        gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu")) if self.soc.gpu else None
+        share = self._cpu_share(plan.cpu_cores)
+        mem_base = plan.peak_memory_bytes
+        host = self.soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else self.soc.cpu.clusters[0]
+        one_core = {host.name: 1}
+        if prep and self.soc.fastrpc is not None:
+            n_dsp = plan.count("dsp")
+            dur = fastrpc.graph_prep_s(self.soc.fastrpc, n_dsp, plan.dsp_graph_bytes)
+            yield env.timeout(dur)
+            b.segment(env.now - dur - t0, dur, self._cpu_dyn(one_core, RPC_CPU_ACTIVITY, freqs), mem_base,
+                      ("engine",), "dsp-graph-prepare", "graph_prep", "prep", {}, 0)
+        if plan.cpu_graph_prep_s > 0:
+            dur = plan.cpu_graph_prep_s
+            yield env.timeout(dur)
+            b.segment(env.now - dur - t0, dur, self._cpu_dyn(one_core, 1.0, freqs), mem_base,
+                      ("engine",), "graph-prepare", "graph_prep", "prep", {}, 0)
+        cur = "cpu"
+        for k, step in enumerate(plan.steps):
+            op, unit = step.op, step.unit
+            if unit != cur:
+                if "dsp" in (unit, cur):
+                    crossing = max(op.bytes_read - op.weight_bytes, 0)
+                    dur = fastrpc.switch_s(self.soc.fastrpc, crossing, plan.shared_buffers)
+                    with self.cores[plan.cpu_cores[0]].request() as req:
+                        yield req
+                        yield env.timeout(dur)
+                    dyn = self._cpu_dyn(one_core, RPC_CPU_ACTIVITY, freqs)
+                    dyn[self.ridx[RAIL_DRAM]] += _dram_mw(self.power, 2 * crossing, dur)
+                    b.segment(env.now - dur - t0, dur, dyn, mem_base, ("fastrpc",),
+                              f"rpc {cur}->{unit}", "fastrpc", "rpc", {}, 2 * crossing)
+                b.counts["switches"] += 1
+                cur = unit
+            if unit == "cpu":
+                cost = self.oracle.cost(op, "cpu", cpu_cfg)
+                res = [self.cores[i] for i in plan.cpu_cores]
+                tracks = tuple(f"cpu{i}" for i in plan.cpu_cores)
+            elif unit == "dsp":
+                cost = self.oracle.cost(op, "dsp", dsp_cfg) if dsp_cfg else None
+                res, tracks = [self.dsp], ("dsp",)
+            else:
+                cost = self.oracle.cost(op, "gpu", gpu_cfg) if gpu_cfg else None
+                res, tracks = [self.gpu], ("gpu",)
+            if cost is None:
+                raise ScheduleError(f"op {op.name} ({op.kind}, {op.dtype}) cannot run on the {unit} of {self.soc.name}",
+                                    field="scheduler.name", value=getattr(self.scheduler, "name", "?"))
+            dur = cost.time_s / (share if unit == "cpu" else 1.0)
+            reqs = [r.request() for r in res]
+            for r in reqs:
+                yield r
+            yield env.timeout(dur)
+            for r, q in zip(res, reqs):
+                r.release(q)
+            dyn, busy = self._op_dyn(cost, unit, freqs)
+            dyn[self.ridx[RAIL_DRAM]] += _dram_mw(self.power, cost.dram_bytes, dur)
+            mem = mem_base if plan.step_memory is None else plan.step_memory[k]
+            b.segment(env.now - dur - t0, dur, dyn, mem, tracks, step.label or op.name, op.kind,
+                      op.phase, busy, cost.dram_bytes)
+            b.counts[f"{unit}_ops"] += 1
+        return b.build(env.now - t0)
+
+    def _utilisation(self, plan: Plan, tpl: BatchTemplate) -> dict[str, float]:
+        """Busy fraction of the plan's cores in each cluster over a batch (for schedutil)."""
+        out = {}
+        for c in self.soc.cpu.clusters:
+            n = sum(1 for i in plan.cpu_cores if i in c.core_ids)
+            if n and tpl.duration_s > 0:
+                out[c.name] = tpl.busy_s.get(c.name, 0.0) / tpl.duration_s / n
+        return out
+
+    def _cpu_share(self, cores: tuple[int, ...]) -> float:
+        """Fraction of each training thread's core left by foreground apps (CFS fair share:
+        a core shared with a thread using it a fraction u of the time gives 1 - u/2)."""
+        if not self._interference:
+            return 1.0
+        return min(1.0 - 0.5 * self._interference.get(c, 0.0) for c in cores)
+
+    def _cpu_dyn(self, busy_by_cluster: dict[str, float], activity: float, freqs: dict[str, float]) -> np.ndarray:
+        dyn = np.zeros(len(self.rails))
+        for name, n in busy_by_cluster.items():
+            rail = cpu_rail(name)
+            d, _ = self.power.units[rail].power_mw(freqs.get(name, self.soc.cluster(name).min_mhz), n, activity, 25.0)
+            dyn[self.ridx[rail]] += d
+        return dyn
+
+    def _op_dyn(self, cost, unit: str, freqs: dict[str, float]) -> tuple[np.ndarray, dict[str, float]]:
+        busy = dict(cost.busy)
+        if unit == "cpu":
+            return self._cpu_dyn(busy, cost.activity, freqs), busy
+        dyn = np.zeros(len(self.rails))
+        rail = RAIL_CDSP if unit == "dsp" else RAIL_GPU
+        d, _ = self.power.units[rail].power_mw(freqs[unit], 1.0, cost.activity, 25.0)
+        dyn[self.ridx[rail]] = d
+        return dyn, {unit: 1.0}
+
+    # ------------------------------------------------------------------ accounting
+    def _static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
+        """Static power of every rail during a batch at the current temperatures."""
+        out = np.zeros(len(self.rails))
+        for c in self.soc.cpu.clusters:
+            rail = cpu_rail(c.name)
+            powered = sum(1 for i in plan.cpu_cores if i in c.core_ids)
+            _, s = self.power.units[rail].power_mw(freqs.get(c.name, c.min_mhz), 0.0, 0.0,
+                                                   self._node_temp(rail), powered)
+            out[self.ridx[rail]] = s
+        for unit, rail in (("dsp", RAIL_CDSP), ("gpu", RAIL_GPU)):
+            if rail in self.ridx:
+                frac = tpl.busy_s.get(unit, 0.0) / tpl.duration_s if tpl.duration_s else 0.0
+                _, s = self.power.units[rail].power_mw(freqs[unit], 0.0, 0.0, self._node_temp(rail), frac)
+                out[self.ridx[rail]] = s
+        out[self.ridx[RAIL_DRAM]] = self.power.dram_background_mw
+        out[self.ridx[RAIL_PLATFORM]] = self.power.platform_mw()[1]
+        return out
+
+    def _account(self, t0: float, tpl: BatchTemplate, plan: Plan, freqs: dict[str, float]) -> float:
+        """Integrate energy over the batch, sample, advance thermal/battery, run the governor.
+
+        Physics steps over every piece between sample boundaries and the batch end with that
+        piece's energy (exact for the thermal network with piecewise-constant power); samples
+        report the energy of each sampling window.
+        """
+        dur = tpl.duration_s
+        t1 = t0 + dur
+        static_mw = self._static_mw(plan, freqs, tpl)
+        batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
+        grid: list[float] = []
+        t = self._next_sample_s
+        while t <= t1 + 1e-12:
+            grid.append(t)
+            t = self.sample_s * (round(t / self.sample_s) + 1)
+        offs = np.asarray([g - t0 for g in grid] + [dur])
+        cum = tpl.dyn_energy_until(offs)
+        mem = tpl.mem_at(offs)
+        prev_off = 0.0
+        prev_cum = np.zeros(len(self.rails))
+        for k in range(len(offs)):
+            off = float(offs[k])
+            piece_j = (cum[k] - prev_cum) + static_mw * 1e-3 * (off - prev_off)
+            self._step_physics(piece_j, off - prev_off, t0 + off)
+            self._window_j += piece_j
+            if k < len(grid):
+                self._cum_j += self._window_j
+                self._sample(grid[k], self._window_j, float(mem[k]), freqs)
+                self._window_j = np.zeros(len(self.rails))
+            prev_off, prev_cum = off, cum[k]
+        if grid:
+            self._next_sample_s = self.sample_s * (round(grid[-1] / self.sample_s) + 1)
+        st = self.stats
+        for i, r in enumerate(self.rails):
+            st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
+        st.idle_energy_j += float(self._idle_mw.sum()) * 1e-3 * dur
+        st.peak_mem_bytes = max(st.peak_mem_bytes, int(plan.peak_memory_bytes))
+        return float(batch_j.sum())
+
+    def _step_physics(self, piece_j: np.ndarray, dt: float, t_end: float) -> None:
+        """Advance temperature (exact for constant power over the piece) and the battery."""
+        if dt <= 0:
+            return
+        power_w = piece_j / dt
+        node_w = power_w @ self._heat_map
+        self.temps = self.thermal.advance(self.temps, node_w, dt)
+        tmax = float(self.temps.max())
+        st = self.stats
+        if tmax > st.peak_c:
+            st.peak_c = tmax
+        zt = self.thermal.zone_temps(self.temps)
+        for z, v in zt.items():
+            if v > st.zone_peak_c.get(z, -math.inf):
+                st.zone_peak_c[z] = v
+        charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
+        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
+        self.battery, self._batt_i, self._batt_v = battery_step(
+            self.soc.battery, self.battery, float(power_w.sum()), dt, batt_temp, charging_w)
+        self.rctx.temps_c = zt
+        self.rctx.battery_soc = self.battery.soc
+        self.rctx.battery_temp_c = batt_temp
+        self._govern(zt, t_end)
+        if any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters):
+            st.time_throttled_s += dt
+
+    def _node_temp_by_node(self, node: str) -> float:
+        try:
+            return float(self.temps[self.thermal.index(node)])
+        except KeyError:
+            return self.thermal.ambient_c
+
+    def _govern(self, zone_temps: dict[str, float], t_s: float) -> None:
+        dec = self.governor.update(self.gov_state, zone_temps, t_s)
+        self.gov_state = dec.state
+        if dec.caps_mhz != self.caps:
+            self.caps = dec.caps_mhz
+            self.rctx.caps_mhz = dict(self.caps)
+            self.recorder.instant(t_s, "engine", "throttle",
+                                  " ".join(f"{k}={v:g}" for k, v in sorted(self.caps.items())))
+        for ev in dec.events:
+            self.stats.throttle_events += 1
+            self.recorder.instant(t_s, "engine", f"trip {ev.direction}",
+                                  f"{ev.zone} trip{ev.trip} {ev.trip_c:g}C at {ev.temp_c:.1f}C")
+            te = ThermalEvent(t_s, ev.zone, ev.temp_c, ev.trip, ev.direction == "up",
+                              tuple(sorted(self.caps.items())))
+            self._apply(self.scheduler.on_thermal_trip(self.rctx, te))
+
+    def _sample(self, t: float, window_j: np.ndarray, mem: float, freqs: dict[str, float]) -> None:
+        if isinstance(self.recorder, NullRecorder):
+            return
+        vals: dict[str, float] = {}
+        for i, r in enumerate(self.rails):
+            vals[f"power.{r}_uws"] = self._cum_j[i] * 1e6
+            vals[f"power.{r}_mw"] = window_j[i] / self.sample_s * 1e3
+        for c in self.soc.cpu.clusters:
+            vals[f"cpufreq.{c.name}"] = freqs.get(c.name, c.min_mhz)
+        for z, v in self.thermal.zone_temps(self.temps).items():
+            vals[f"{z} Temperature"] = v
+        for n, i in zip(self.thermal.node_names, range(len(self.thermal.node_names))):
+            vals[f"thermal.{n}_c"] = float(self.temps[i])
+        vals.update(battery_counters(self.battery, getattr(self, "_batt_i", 0.0), getattr(self, "_batt_v", 0.0)))
+        vals["mem.used_bytes"] = mem
+        vals["batch"] = float(self.rctx.batch)
+        self.recorder.sample(t, vals)
+
+    # ------------------------------------------------------------------ environment processes
+    def _foreground(self, load):
+        env = self.env
+        yield env.timeout(load.start_s)
+        for c in load.cores:
+            self._interference[c] = max(self._interference.get(c, 0.0), load.utilization)
+        self.rctx.interference_cores = tuple(sorted(self._interference))
+        self.recorder.instant(env.now, "engine", "foreground start", f"{load.name} cores={load.cores}")
+        ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, True, load.name)
+        self._apply(self.scheduler.on_interference(self.rctx, ev))
+        yield env.timeout(load.duration_s)
+        for c in load.cores:
+            self._interference.pop(c, None)
+        self.rctx.interference_cores = tuple(sorted(self._interference))
+        self.recorder.instant(env.now, "engine", "foreground end", load.name)
+        ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, False, load.name)
+        self._apply(self.scheduler.on_interference(self.rctx, ev))
+
+    def _budget_profile(self, steps):
+        env = self.env
+        for step in sorted(steps, key=lambda s: s.at_s):
+            if step.at_s > env.now:
+                yield env.timeout(step.at_s - env.now)
+            budget = int(step.mb * (1 << 20))
+            self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MB")
+            self._apply(self.scheduler.on_memory_pressure(self.rctx, budget))
+
+
+def _dram_mw(power: SocPower, nbytes: int, dur_s: float) -> float:
+    if dur_s <= 0:
+        return 0.0
+    return nbytes / dur_s * power.dram_pj_per_byte * 1e-9
+
+
+def _check_plan(plan: Plan, soc: SocSpec) -> None:
+    if not isinstance(plan, Plan):
+        raise ScheduleError(f"scheduler returned {type(plan).__name__}, not a Plan", field="scheduler.name")
+    if any(s.unit == "cpu" for s in plan.steps) and not plan.cpu_cores:
+        raise ScheduleError("plan runs ops on the CPU but names no CPU cores", field="cpu.cores")
+    all_ids = {i for c in soc.cpu.clusters for i in c.core_ids}
+    bad = [c for c in plan.cpu_cores if c not in all_ids]
+    if bad:
+        raise ScheduleError(f"plan uses cores {bad} that {soc.name} does not have", field="cpu.cores",
+                            value=list(plan.cpu_cores))
+    if any(s.unit == "dsp" for s in plan.steps) and soc.dsp is None:
+        raise ScheduleError(f"plan places ops on a DSP but {soc.name} has none", field="scheduler.name")
+    if any(s.unit == "gpu" for s in plan.steps) and soc.gpu is None:
+        raise ScheduleError(f"plan places ops on a GPU but {soc.name} has none", field="scheduler.name")

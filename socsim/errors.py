@@ -1,0 +1,35 @@
+"""Errors socsim reports to users.
+
+:class:`InputError` is bad input (exit code 2): it names the file, the field (dotted path), the
+value and, where known, the line.  Anything else escaping the CLI is an internal error (exit 1).
+"""
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input from the user: a file, a field, a value, and what is wrong with it."""
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None,
+                 value: object = None, line: int | None = None) -> None:
+        self.message = message
+        self.file = file
+        self.field = field
+        self.value = value
+        self.line = line
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = []
+        if self.file:
+            where.append(f"{self.file}" + (f":{self.line}" if self.line else ""))
+        if self.field:
+            where.append(f"field '{self.field}'")
+        if self.value is not None:
+            v = repr(self.value)
+            where.append(f"value {v if len(v) < 80 else v[:77] + '...'}")
+        head = ", ".join(where)
+        return f"{head}: {self.message}" if head else self.message
+
+
+class ScheduleError(InputError):
+    """A scheduler cannot produce a feasible plan for the given workload (bad input, exit 2)."""

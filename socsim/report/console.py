@@ -1,0 +1,117 @@
+"""Console tables (rich) for summaries, comparisons, single ops and listings."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return str(n)
+
+
+def summary_table(s: dict[str, Any]) -> Table:
+    t = Table(title=f"socsim: {s['workload']} on {s['soc']} ({s['scheduler']})", show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value")
+    pb = s["per_batch"]
+    e = s["energy_j"]
+    t.add_row("batches", f"{s['batches']}  (batch size {s.get('batch_size', '?')}, {s.get('precision', '')})")
+    t.add_row("simulated time", f"{s['sim_time_s']:.3f} s")
+    t.add_row("per batch", f"{pb['time_s'] * 1e3:.2f} ms, {pb['energy_j']:.3f} J")
+    t.add_row("energy (phone)", f"{e['total']:.2f} J  (training {e['training']:.2f} J)")
+    t.add_row("energy by rail", ", ".join(f"{k} {v:.2f}" for k, v in e["rails"].items()))
+    th = s["thermal"]
+    t.add_row("temperature", f"peak {th['peak_c']:.1f} C, final {th['final_c']:.1f} C"
+              + (f", throttled {th['time_throttled_s']:.1f} s" if th.get("time_throttled_s") else ""))
+    p = s["placement"]
+    t.add_row("placement", f"cpu {p['cpu_ops']} / dsp {p['dsp_ops']} / gpu {p['gpu_ops']} ops per batch, "
+              f"{p['switches']} switches; cores {p.get('cpu_cores')}")
+    t.add_row("peak memory", _fmt_bytes(s["memory"]["peak_bytes"]))
+    t.add_row("wall time", f"{s['wall_time_s']:.2f} s")
+    return t
+
+
+def compare_table(runs: list[dict[str, Any]]) -> Table:
+    t = Table(title=f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}")
+    for col in ("scheduler", "time/batch", "x first", "energy/batch", "x first", "peak mem", "peak C",
+                "cpu/dsp/gpu ops", "switches"):
+        t.add_column(col, justify="right" if col != "scheduler" else "left")
+    t0 = runs[0]["per_batch"]["time_s"] or 1e-30
+    e0 = runs[0]["per_batch"]["energy_j"] or 1e-30
+    for s in runs:
+        pb = s["per_batch"]
+        p = s["placement"]
+        t.add_row(s["scheduler"], f"{pb['time_s'] * 1e3:.1f} ms", f"{pb['time_s'] / t0:.2f}",
+                  f"{pb['energy_j']:.2f} J", f"{pb['energy_j'] / e0:.2f}",
+                  _fmt_bytes(s["memory"]["peak_bytes"]), f"{s['thermal']['peak_c']:.1f}",
+                  f"{p['cpu_ops']}/{p['dsp_ops']}/{p['gpu_ops']}", str(p["switches"]))
+    return t
+
+
+def op_table(r: dict[str, Any]) -> Table:
+    t = Table(title=f"{r['kind']} on {r['unit']} of {r['soc']}", show_header=False)
+    t.add_column("metric", style="bold")
+    t.add_column("value")
+    for k, v in r.items():
+        if k in ("kind", "unit", "soc"):
+            continue
+        if isinstance(v, float):
+            v = f"{v:.6g}"
+        elif isinstance(v, dict):
+            v = ", ".join(f"{a}={b:.4g}" if isinstance(b, float) else f"{a}={b}" for a, b in v.items())
+        t.add_row(k, str(v))
+    return t
+
+
+def listing(what: str) -> Table:
+    if what == "socs":
+        from socsim.spec import list_socs, load_soc
+        t = Table("name", "SoC", "CPU", "DSP", "GPU", "phones")
+        for n in list_socs():
+            s = load_soc(n)
+            cpu = " + ".join(f"{c.count}x {c.core_type}@{c.max_mhz:g}" for c in s.cpu.clusters)
+            t.add_row(n, s.marketing_name, cpu, s.dsp.name if s.dsp else "-", s.gpu.name if s.gpu else "-",
+                      ", ".join(s.phones))
+        return t
+    if what == "schedulers":
+        from socsim.sched.registry import discover
+        t = Table("name", "status", "description / error", "target")
+        for name, e in discover().items():
+            t.add_row(name, "ok" if e.cls else "[red]broken[/]", e.description if e.cls else e.error, e.target)
+        return t
+    if what == "models":
+        from socsim.workload.zoo import list_models
+        t = Table("model")
+        for m in list_models():
+            t.add_row(m)
+        return t
+    if what == "precisions":
+        from socsim.workload.precision import list_precisions
+        t = Table("precision")
+        for p in list_precisions():
+            t.add_row(p)
+        return t
+    if what == "workloads":
+        from socsim.spec import load_workload, workloads_dir
+        t = Table("file", "model", "batch", "precision", "scheduler", "description")
+        for p in sorted(workloads_dir().glob("*.yaml")):
+            try:
+                w = load_workload(p)
+                t.add_row(p.name, w.model, str(w.batch_size), w.precision, w.scheduler.name, w.description)
+            except Exception as e:  # a broken file is listed, not fatal
+                t.add_row(p.name, "-", "-", "-", "-", f"[red]{e}[/]")
+        return t
+    if what == "instructions":
+        from isa.hvx import list_instructions
+        rows = list_instructions()
+        t = Table("instruction", "intrinsic", "resources", "latency")
+        for r in rows:
+            t.add_row(str(r["name"]), str(r.get("intrinsic", "")), str(r.get("resources", "")),
+                      str(r.get("latency", "")))
+        return t
+    raise ValueError(what)

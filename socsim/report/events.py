@@ -1,0 +1,165 @@
+"""What the engine emits while it runs, and the on-disk form writers read back.
+
+The engine never formats a report: it calls a :class:`Recorder` (PyMTL-style: tracing is a
+pass over events, not code sprinkled through the model).  :class:`StreamRecorder` streams the
+events to two CSV files in a run directory so hour-long runs stay small in memory; the report
+writers (summary, Perfetto, HTML) read those files back, which is also how ``socsim report DIR``
+regenerates reports.
+
+Files in a run directory:
+
+``ops.csv``         one row per slice: track,name,kind,batch,phase,start_s,dur_s
+                    tracks: ``cpu<N>`` (one per core), ``dsp``, ``gpu``, ``fastrpc``, ``engine``
+                    (graph preparation, DVFS switches); phase forward|error_grad|weight_grad|
+                    update|rpc|prep|switch
+``events.csv``      instants: t_s,track,name,detail (thermal trips, throttling, memory pressure)
+``timeseries.csv``  one row per sample: t_s then counters, named as Android names them:
+                    ``power.<rail>_uws`` (cumulative rail energy, micro-watt-seconds),
+                    ``power.<rail>_mw`` (mean power over the sample period),
+                    ``cpufreq.<cluster>`` (MHz), ``<zone> Temperature`` (deg C),
+                    ``batt.charge_uah``, ``batt.capacity_pct``, ``batt.current_ua``,
+                    ``batt.voltage_mv``, ``mem.used_bytes``, ``batch``
+``batches.csv``     one row per batch: batch,start_s,time_s,energy_j,plan
+``summary.json``    the summary (DESIGN.md, Contracts)
+"""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Protocol
+
+OPS_COLUMNS = ("track", "name", "kind", "batch", "phase", "start_s", "dur_s")
+EVENT_COLUMNS = ("t_s", "track", "name", "detail")
+
+
+class Recorder(Protocol):
+    """Receives what the engine emits.  All times are simulated seconds."""
+
+    def op_slice(self, track: str, name: str, kind: str, batch: int, phase: str,
+                 start_s: float, dur_s: float) -> None: ...
+
+    def instant(self, t_s: float, track: str, name: str, detail: str = "") -> None: ...
+
+    def sample(self, t_s: float, values: dict[str, float]) -> None: ...
+
+    def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None: ...
+
+    def keeps_batch(self, batch: int) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class NullRecorder:
+    """Records nothing (summary-only runs)."""
+
+    wants_slices = False
+
+    def op_slice(self, *a, **k) -> None:  # noqa: D102
+        pass
+
+    def instant(self, *a, **k) -> None:  # noqa: D102
+        pass
+
+    def sample(self, *a, **k) -> None:  # noqa: D102
+        pass
+
+    def batch(self, *a, **k) -> None:  # noqa: D102
+        pass
+
+    def keeps_batch(self, batch: int) -> bool:  # noqa: D102
+        return False
+
+    def close(self) -> None:  # noqa: D102
+        pass
+
+
+def _fmt(x: float) -> str:
+    # repr-exact and deterministic: the same run gives byte-identical files
+    return repr(float(x))
+
+
+class StreamRecorder:
+    """Streams slices, instants and samples to CSV files in ``directory``.
+
+    ``max_slice_batches`` bounds the op slices kept (the first N batches, then every
+    ``slice_every``-th batch) so a 100k-batch run's trace stays openable.
+    """
+
+    wants_slices = True
+
+    def __init__(self, directory: Path, max_slice_batches: int = 200, slice_every: int = 50) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ops = open(self.directory / "ops.csv", "w", newline="", buffering=1 << 20)
+        self._events = open(self.directory / "events.csv", "w", newline="", buffering=1 << 16)
+        self._ts = open(self.directory / "timeseries.csv", "w", newline="", buffering=1 << 20)
+        self._batches = open(self.directory / "batches.csv", "w", newline="", buffering=1 << 16)
+        self._batches.write("batch,start_s,time_s,energy_j,plan\n")
+        self._ops.write(",".join(OPS_COLUMNS) + "\n")
+        self._events.write(",".join(EVENT_COLUMNS) + "\n")
+        self._ts_columns: list[str] | None = None
+        self.max_slice_batches = max_slice_batches
+        self.slice_every = slice_every
+
+    def keeps_batch(self, batch: int) -> bool:
+        return batch < self.max_slice_batches or batch % self.slice_every == 0
+
+    def op_slice(self, track: str, name: str, kind: str, batch: int, phase: str,
+                 start_s: float, dur_s: float) -> None:
+        self._ops.write(f"{track},{name},{kind},{batch},{phase},{_fmt(start_s)},{_fmt(dur_s)}\n")
+
+    def instant(self, t_s: float, track: str, name: str, detail: str = "") -> None:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow([_fmt(t_s), track, name, detail])
+        self._events.write(buf.getvalue())
+
+    def sample(self, t_s: float, values: dict[str, float]) -> None:
+        if self._ts_columns is None:
+            self._ts_columns = list(values)
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerow(["t_s", *self._ts_columns])
+            self._ts.write(buf.getvalue())
+        self._ts.write(_fmt(t_s) + "," + ",".join(_fmt(values[c]) for c in self._ts_columns) + "\n")
+
+    def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None:
+        self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{plan.replace(',', ';')}\n")
+
+    def close(self) -> None:
+        for f in (self._ops, self._events, self._ts, self._batches):
+            f.close()
+
+
+def read_ops(directory: Path):
+    """Yield op slices of a run directory as dicts (streaming)."""
+    with open(Path(directory) / "ops.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            row["batch"] = int(row["batch"])
+            row["start_s"] = float(row["start_s"])
+            row["dur_s"] = float(row["dur_s"])
+            yield row
+
+
+def read_events(directory: Path) -> list[dict]:
+    path = Path(directory) / "events.csv"
+    if not path.exists():
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["t_s"] = float(r["t_s"])
+    return rows
+
+
+def read_timeseries(directory: Path) -> tuple[list[str], "np.ndarray"]:
+    """Columns and a float array (rows x columns) of a run's time series."""
+    import numpy as np
+
+    path = Path(directory) / "timeseries.csv"
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return [], np.zeros((0, 0))
+        rows = [[float(x) for x in r] for r in reader]
+    return header, np.asarray(rows, dtype=float).reshape(len(rows), len(header))

@@ -1,0 +1,164 @@
+"""The scheduler plugin API: the one place that declares what a scheduler is and may react to.
+
+A scheduler is a class with
+
+* ``name``: the name users select (``scheduler: {name: ...}`` or ``--scheduler``);
+* ``Options``: a pydantic model of its options (validated from YAML / ``--set``);
+* ``plan(ctx) -> Plan``: decide placement, core set, operating points and micro-batching before
+  the run.  It may profile ops through ``ctx.profile`` (the cost model), as the real systems
+  profile on the phone;
+* optional hooks, called by the engine at runtime, each returning a new :class:`Plan` to switch
+  to, or ``None`` to keep the current one:
+  ``on_batch_start(ctx, batch)``, ``on_batch_end(ctx, batch, record)``,
+  ``on_thermal_trip(ctx, event)``, ``on_memory_pressure(ctx, budget_bytes)``,
+  ``on_interference(ctx, event)``.
+
+Schedulers are registered under the entry-point group ``socsim.schedulers``; the built-ins are
+registered exactly the same way (see pyproject.toml).  Subclass :class:`BaseScheduler` to get
+no-op hooks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from socsim.workload.ops import Op
+
+if TYPE_CHECKING:  # pragma: no cover
+    from socsim.engine.context import PlanContext, RunContext
+
+Unit = Literal["cpu", "dsp", "gpu"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One op of a batch placed on a unit.  ``label`` tags micro-batch or recompute copies."""
+
+    op: Op
+    unit: Unit
+    label: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """How one training batch runs.
+
+    steps               ops in execution order with their unit (one CPU/DSP/GPU op at a time)
+    cpu_cores           cores that run CPU ops (multi-threaded across them)
+    cpu_freq_mhz        fixed per-cluster frequencies (userspace), or None to use the governor
+    governor            override of the workload's governor, or None
+    dsp_graph           "per_batch": prepare the DSP graph every batch; "reuse": once; "none"
+    cpu_graph_prep_s    per-batch framework graph preparation on the CPU (TFLite re-prepares)
+    shared_buffers      DSP tensors in ION buffers (cache maintenance only, no copies)
+    micro_batches       how the mini-batch is split (for reports); (batch,) if not split
+    peak_memory_bytes   peak training memory of this plan
+    step_memory         memory in use while each step runs (None: peak throughout)
+    label               a short name for reports ("big2@max", "dp: 12 switches")
+    notes               anything the scheduler wants in the summary (JSON-serialisable)
+    """
+
+    steps: tuple[Step, ...]
+    cpu_cores: tuple[int, ...]
+    cpu_freq_mhz: tuple[tuple[str, float], ...] | None = None
+    governor: str | None = None
+    dsp_graph: Literal["per_batch", "reuse", "none"] = "none"
+    dsp_graph_bytes: int = 0
+    cpu_graph_prep_s: float = 0.0
+    shared_buffers: bool = False
+    micro_batches: tuple[int, ...] = ()
+    peak_memory_bytes: int = 0
+    step_memory: tuple[int, ...] | None = None
+    label: str = ""
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def count(self, unit: str) -> int:
+        return sum(1 for s in self.steps if s.unit == unit)
+
+    @property
+    def switches(self) -> int:
+        """CPU<->DSP (and CPU<->GPU) transitions within one batch."""
+        n = 0
+        for a, b in zip(self.steps, self.steps[1:]):
+            if a.unit != b.unit:
+                n += 1
+        return n
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRecord:
+    """What the engine tells ``on_batch_end`` about a finished batch."""
+
+    batch: int
+    start_s: float
+    time_s: float
+    energy_j: float
+    plan_label: str
+    interference: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ThermalEvent:
+    t_s: float
+    zone: str
+    temp_c: float
+    trip: int          # index of the trip point crossed
+    rising: bool
+    caps_mhz: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class InterferenceEvent:
+    t_s: float
+    cores: tuple[int, ...]
+    utilization: float
+    started: bool
+    name: str
+
+
+class NoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@runtime_checkable
+class Scheduler(Protocol):
+    name: ClassVar[str]
+    Options: ClassVar[type[BaseModel]]
+
+    def plan(self, ctx: "PlanContext") -> Plan: ...
+
+
+class BaseScheduler:
+    """Convenience base: stores validated options, hooks do nothing."""
+
+    name: ClassVar[str] = "base"
+    Options: ClassVar[type[BaseModel]] = NoOptions
+    #: precision the scheduler trains with; None = the workload's ``precision``
+    precision: ClassVar[str | None] = None
+    description: ClassVar[str] = ""
+
+    def __init__(self, options: BaseModel | None = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def plan(self, ctx: "PlanContext") -> Plan:  # pragma: no cover - abstract
+        raise NotImplementedError(f"scheduler {self.name!r} does not implement plan()")
+
+    def on_batch_start(self, ctx: "RunContext", batch: int) -> Plan | None:
+        return None
+
+    def on_batch_end(self, ctx: "RunContext", batch: int, record: BatchRecord) -> Plan | None:
+        return None
+
+    def on_thermal_trip(self, ctx: "RunContext", event: ThermalEvent) -> Plan | None:
+        return None
+
+    def on_memory_pressure(self, ctx: "RunContext", budget_bytes: int) -> Plan | None:
+        return None
+
+    def on_interference(self, ctx: "RunContext", event: InterferenceEvent) -> Plan | None:
+        return None
+
+    def summary_extra(self) -> dict[str, Any]:
+        """Extra fields for the run summary (``scheduler_info``)."""
+        return {}

@@ -1,0 +1,130 @@
+"""YAML loading with line numbers, and pydantic validation errors turned into InputErrors.
+
+Errors name the file, the dotted field path, the offending value and the line where the
+value (or, for a missing key, its parent mapping) appears.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from socsim.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Lines:
+    """Maps a dotted path (tuple of keys/indices) to the 1-based line of its YAML node."""
+
+    def __init__(self) -> None:
+        self.lines: dict[tuple, int] = {}
+
+    def nearest(self, path: tuple) -> int | None:
+        for i in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:i]))
+            if line is not None:
+                return line
+        return None
+
+
+def _construct(node: yaml.Node, path: tuple, lines: _Lines, loader: yaml.SafeLoader) -> Any:
+    lines.lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict = {}
+        for k_node, v_node in node.value:
+            key = loader.construct_object(k_node, deep=True)
+            if key in out:
+                raise InputError("duplicate key", field=".".join(map(str, path + (key,))),
+                                 line=k_node.start_mark.line + 1)
+            out[key] = _construct(v_node, path + (key,), lines, loader)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(v, path + (i,), lines, loader) for i, v in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+def load_yaml(path: str | Path) -> tuple[Any, _Lines]:
+    """Parse a YAML file; returns the data and a line map.  Raises InputError on bad YAML."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise InputError("file not found", file=str(path)) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read file: {e}", file=str(path)) from None
+    return parse_yaml(text, str(path))
+
+
+def parse_yaml(text: str, name: str = "<string>") -> tuple[Any, _Lines]:
+    lines = _Lines()
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = None if node is None else _construct(node, (), lines, loader)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        raise InputError(f"malformed YAML: {problem}", file=name,
+                         line=(mark.line + 1) if mark else None) from None
+    except InputError as e:
+        e.file = name
+        raise InputError(e.message, file=name, field=e.field, line=e.line) from None
+    return data, lines
+
+
+def _value_at(data: Any, loc: tuple) -> Any:
+    cur = data
+    for k in loc:
+        try:
+            cur = cur[k]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return cur
+
+
+def validate(model: type[M], data: Any, file: str, lines: _Lines | None = None,
+             prefix: tuple = ()) -> M:
+    """Validate ``data`` against ``model``; the first error becomes an InputError."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected a mapping at the top level, got {type(data).__name__}",
+                         file=file, line=1)
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise validation_to_input_error(e, data, file, lines, prefix) from None
+
+
+def validation_to_input_error(e: ValidationError, data: Any, file: str,
+                              lines: _Lines | None, prefix: tuple = ()) -> InputError:
+    err = e.errors()[0]
+    loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tagged-union"))))
+    # pydantic puts the union member type names into loc; drop the ones that aren't data keys
+    clean: list = []
+    cur = data
+    for x in loc:
+        if isinstance(cur, dict) and x in cur:
+            clean.append(x)
+            cur = cur[x]
+        elif isinstance(cur, list) and isinstance(x, int) and x < len(cur):
+            clean.append(x)
+            cur = cur[x]
+        elif err["type"] in ("missing", "extra_forbidden") and x == loc[-1]:
+            clean.append(x)
+    loc = tuple(clean)
+    field = ".".join(str(x) for x in prefix + loc) or "(top level)"
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        msg = "unknown key"
+    elif kind == "missing":
+        msg = "required field is missing"
+    else:
+        msg = err["msg"]
+    value = None if kind == "missing" else _value_at(data, loc)
+    line = lines.nearest(loc) if lines else None
+    return InputError(msg, file=file, field=field, value=value, line=line)

@@ -1,0 +1,240 @@
+"""Pydantic models of a SoC spec (``soc_specs/*.yaml``).
+
+Every block names the source of its constants (``source``/``sources``); the loader refuses a
+block without one.  Units are in the field names (``_mhz``, ``_mv``, ``_kb``, ``_mw``...).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from socsim.spec.base import Sourced, StrictModel
+
+
+class Opp(StrictModel):
+    """One operating performance point: a frequency and the voltage it needs."""
+
+    freq_mhz: PositiveFloat
+    voltage_mv: PositiveFloat
+
+
+class CacheLevel(StrictModel):
+    """One cache level.  ``shared_by`` says which cores (or unit) share one instance."""
+
+    size_kb: PositiveFloat
+    assoc: PositiveInt = 8
+    line_bytes: PositiveInt = 64
+    policy: Literal["lru", "plru", "fifo", "random"] = "lru"
+    write_policy: Literal["write-back", "write-through"] = "write-back"
+    hit_latency_cycles: PositiveInt = 4
+
+
+class Cluster(Sourced):
+    """A CPU cluster: cores of one type sharing a frequency (and voltage) domain."""
+
+    name: str
+    core_type: str
+    core_ids: list[int] = Field(min_length=1)
+    opps: list[Opp] = Field(min_length=1)
+    issue_width: PositiveInt
+    neon_pipes_128b: PositiveInt
+    fp32_flops_per_cycle: PositiveFloat = Field(description="peak FP32 FLOPs/cycle/core (FMA = 2)")
+    int8_macs_per_cycle: PositiveFloat = Field(description="peak INT8 MACs/cycle/core (sdot)")
+    fp32_efficiency: float = Field(gt=0, le=1, description="achieved/peak for training kernels")
+    int8_efficiency: float = Field(gt=0, le=1)
+    l1d: CacheLevel
+    l2: CacheLevel
+    dyn_power_coeff_uw_mhz_v2: PositiveFloat = Field(description="EAS dynamic-power-coefficient")
+    leakage_mw_per_core: float = Field(ge=0, description="static power per core at 1 V, 25 C")
+    idle_mw_per_core: float = Field(ge=0, default=0.0, description="power-collapsed residual")
+
+    @field_validator("opps")
+    @classmethod
+    def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
+        freqs = [o.freq_mhz for o in v]
+        if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
+            raise ValueError(f"OPPs must be strictly increasing in frequency, got {freqs}")
+        return v
+
+    @property
+    def count(self) -> int:
+        return len(self.core_ids)
+
+    @property
+    def max_mhz(self) -> float:
+        return self.opps[-1].freq_mhz
+
+    @property
+    def min_mhz(self) -> float:
+        return self.opps[0].freq_mhz
+
+
+class Cpu(Sourced):
+    clusters: list[Cluster] = Field(min_length=1)
+    l3: CacheLevel
+    slc: CacheLevel | None = None
+    config_switch_ms: float = Field(3.5, ge=0, description="cost of changing core set/frequency between batches")
+
+    @model_validator(mode="after")
+    def _unique_cores(self) -> "Cpu":
+        ids = [i for c in self.clusters for i in c.core_ids]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"core ids repeat across clusters: {ids}")
+        names = [c.name for c in self.clusters]
+        if len(names) != len(set(names)):
+            raise ValueError(f"cluster names repeat: {names}")
+        return self
+
+    @property
+    def core_count(self) -> int:
+        return sum(c.count for c in self.clusters)
+
+    def cluster_of(self, core_id: int) -> Cluster:
+        for c in self.clusters:
+            if core_id in c.core_ids:
+                return c
+        raise KeyError(core_id)
+
+    @property
+    def big_clusters(self) -> list[Cluster]:
+        """Clusters other than the lowest-capacity one, fastest last."""
+        return self.clusters[1:]
+
+
+class Dsp(Sourced):
+    """Hexagon compute DSP (cDSP) with HVX vector contexts."""
+
+    name: str
+    hvx_arch: str
+    opps: list[Opp] = Field(min_length=1)
+    training_clock_mhz: PositiveFloat = Field(description="clock the seed systems trained at")
+    hardware_threads: PositiveInt
+    hvx_contexts: PositiveInt
+    vector_bytes: PositiveInt = 128
+    int8_macs_per_cycle_per_context: PositiveInt = 128
+    l2: CacheLevel
+    vtcm_kb: PositiveFloat
+    dyn_power_coeff_uw_mhz_v2: PositiveFloat
+    leakage_mw: float = Field(ge=0)
+    has_float: bool = False
+    memory_budget_mb: PositiveFloat = 256
+    batch_pad_to: int = Field(32, ge=1, description="Hexagon NN pads batches above 4 to this multiple")
+
+
+class Gpu(Sourced):
+    name: str
+    opps: list[Opp] = Field(min_length=1)
+    fp32_flops_per_cycle: PositiveFloat
+    fp32_efficiency: float = Field(gt=0, le=1)
+    dyn_power_coeff_uw_mhz_v2: PositiveFloat
+    leakage_mw: float = Field(ge=0)
+    kernel_launch_us: float = Field(ge=0)
+
+
+class Dram(Sourced):
+    type: str
+    bandwidth_gbs: PositiveFloat
+    achievable_fraction: float = Field(gt=0, le=1)
+    latency_ns: PositiveFloat
+    energy_pj_per_byte: PositiveFloat
+    background_mw: float = Field(ge=0)
+    capacity_gb: PositiveFloat
+
+
+class FastRpc(Sourced):
+    """CPU<->DSP call costs: invoke latency, cache maintenance, copies, graph preparation."""
+
+    invoke_us: PositiveFloat
+    cache_maint_us_per_mb: float = Field(ge=0)
+    copy_gbs: PositiveFloat
+    io_coherent: bool = True
+    graph_prep_us_per_op: float = Field(ge=0)
+    graph_prep_us_per_mb: float = Field(ge=0)
+
+
+class ThermalNode(StrictModel):
+    name: str
+    capacitance_j_per_k: PositiveFloat
+
+
+class ThermalLink(StrictModel):
+    a: str
+    b: str
+    conductance_w_per_k: PositiveFloat
+
+
+class ThermalZone(StrictModel):
+    """An Android-style thermal zone: a sensor on a node with trip points that cap clusters."""
+
+    name: str
+    node: str
+    trips_c: list[float] = Field(default_factory=list)
+    hysteresis_c: float = Field(2.0, ge=0)
+    caps: list[str] = Field(default_factory=list, description="cluster names this zone throttles")
+
+
+class Thermal(Sourced):
+    nodes: list[ThermalNode] = Field(min_length=2)
+    links: list[ThermalLink] = Field(min_length=1)
+    ambient_node: str = "ambient"
+    heat_sources: dict[str, str] = Field(description="rail -> node the rail's power heats")
+    zones: list[ThermalZone] = Field(default_factory=list)
+    leakage_doubling_c: PositiveFloat = 25.0
+
+    @model_validator(mode="after")
+    def _names(self) -> "Thermal":
+        names = {n.name for n in self.nodes} | {self.ambient_node}
+        for link in self.links:
+            for end in (link.a, link.b):
+                if end not in names:
+                    raise ValueError(f"thermal link names unknown node {end!r}; nodes: {sorted(names)}")
+        for rail, node in self.heat_sources.items():
+            if node not in names:
+                raise ValueError(f"heat source {rail!r} names unknown node {node!r}")
+        for z in self.zones:
+            if z.node not in names:
+                raise ValueError(f"zone {z.name!r} names unknown node {z.node!r}")
+        return self
+
+
+class Battery(Sourced):
+    capacity_mah: PositiveFloat
+    nominal_voltage_v: PositiveFloat
+    ocv_soc: list[tuple[float, float]] = Field(min_length=2, description="(state of charge 0..1, open-circuit V)")
+    internal_resistance_ohm: PositiveFloat
+    initial_soc: float = Field(0.8, ge=0, le=1)
+    thermal_node: str = "battery"
+
+
+class Platform(Sourced):
+    """Power of everything not modelled as its own rail (modem idle, PMIC, sensors, screen)."""
+
+    idle_mw: float = Field(ge=0)
+    screen_mw: float = Field(0.0, ge=0)
+
+
+class SocSpec(Sourced):
+    name: str
+    marketing_name: str
+    phones: list[str] = Field(default_factory=list)
+    cpu: Cpu
+    dsp: Dsp | None = None
+    gpu: Gpu | None = None
+    dram: Dram
+    fastrpc: FastRpc | None = None
+    platform: Platform
+    thermal: Thermal
+    battery: Battery
+
+    @model_validator(mode="after")
+    def _dsp_needs_rpc(self) -> "SocSpec":
+        if self.dsp is not None and self.fastrpc is None:
+            raise ValueError("a SoC with a DSP needs a fastrpc block")
+        return self
+
+    def cluster(self, name: str) -> Cluster:
+        for c in self.cpu.clusters:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.name} has no CPU cluster {name!r}; clusters: {[c.name for c in self.cpu.clusters]}")

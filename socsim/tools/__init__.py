@@ -1,0 +1,1 @@
+"""Command helpers that sit between the CLI and the models."""

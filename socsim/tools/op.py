@@ -1,0 +1,126 @@
+"""``socsim op``: time one operator on one unit at one operating point."""
+from __future__ import annotations
+
+from typing import Any
+
+from socsim.engine.context import PlanContext
+from socsim.engine.oracle import CostOracle
+from socsim.errors import InputError
+from socsim.spec import load_soc, workload_from_dict
+from socsim.workload.ops import Op, make_params
+
+CONV_KINDS = ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad")
+ELEMENTWISE = ("relu", "relu_bwd", "add", "reducemax", "requant_dynamic", "requant_static", "quantize",
+               "dequantize", "sgd_update", "transpose", "weight_rotate", "slice", "clip", "batchnorm")
+
+
+def _parse_shape(s: str) -> tuple[int, ...]:
+    try:
+        dims = tuple(int(x) for x in s.lower().split("x"))
+    except ValueError:
+        raise InputError("expected CxHxW (e.g. 64x32x32) or N", field="--in", value=s) from None
+    if not dims or any(d <= 0 for d in dims):
+        raise InputError("dimensions must be positive", field="--in", value=s)
+    return dims
+
+
+def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kernel: int, stride: int,
+            pad: int | None, dtype: str) -> Op:
+    """Build a single op the way the training graph would."""
+    if batch <= 0:
+        raise InputError("must be positive", field="--batch", value=batch)
+    if kernel <= 0 or stride <= 0:
+        raise InputError("must be positive", field="--kernel/--stride", value=(kernel, stride))
+    dims = _parse_shape(in_shape)
+    esize = 4 if dtype == "fp32" else 1
+    if kind in CONV_KINDS or kind in ("maxpool", "avgpool"):
+        if len(dims) != 3:
+            raise InputError("expected CxHxW", field="--in", value=in_shape)
+        c, h, w = dims
+        k = kernel
+        p = (k // 2) if pad is None else pad
+        if kind in ("maxpool", "avgpool"):
+            p = 0 if pad is None else pad
+        oh = (h + 2 * p - k) // stride + 1
+        ow = (w + 2 * p - k) // stride + 1
+        if oh <= 0 or ow <= 0:
+            raise InputError(f"a {k}x{k} window with stride {stride} does not fit", field="--in", value=in_shape)
+        if kind in ("maxpool", "avgpool"):
+            n_out = batch * c * oh * ow
+            return Op(f"{kind}", kind, "forward", "op", dtype, make_params(batch=batch, c=c, h=h, w=w, k=k, stride=stride, oh=oh, ow=ow),
+                      flops=n_out * k * k, bytes_read=batch * c * h * w * esize, bytes_written=n_out * esize,
+                      out_bytes=n_out * esize)
+        depthwise = kind.startswith("dw")
+        co = c if depthwise else (out_channels or c)
+        groups = c if depthwise else 1
+        macs = batch * co * oh * ow * k * k * (1 if depthwise else c)
+        w_bytes = co * k * k * (1 if depthwise else c) * esize
+        x_bytes = batch * c * h * w * esize
+        y_bytes = batch * co * oh * ow * (4 if dtype == "int8" else esize)
+        if kind.endswith("_wgrad"):
+            read, written = x_bytes + batch * co * oh * ow * esize, w_bytes
+        elif kind.endswith("_dgrad"):
+            read, written = batch * co * oh * ow * esize + w_bytes, x_bytes
+        else:
+            read, written = x_bytes + w_bytes, y_bytes
+        params = make_params(batch=batch, cin=c, h=h, w=w, cout=co, kh=k, kw=k, stride=stride, pad=p,
+                             groups=groups, oh=oh, ow=ow)
+        phase = "weight_grad" if kind.endswith("_wgrad") else ("error_grad" if kind.endswith("_dgrad") else "forward")
+        return Op(kind, kind, phase, "op", dtype, params, macs=macs, bytes_read=read, bytes_written=written,
+                  weight_bytes=w_bytes, out_bytes=written)
+    if kind == "gemm":
+        if len(dims) != 2 and len(dims) != 1:
+            raise InputError("gemm takes --in KxN (with --batch as M) or K", field="--in", value=in_shape)
+        kdim = dims[0]
+        n = dims[1] if len(dims) == 2 else (out_channels or kdim)
+        m = batch
+        return Op("gemm", "gemm", "forward", "op", dtype, make_params(m=m, k=kdim, n=n), macs=m * kdim * n,
+                  bytes_read=(m * kdim + kdim * n) * esize, bytes_written=m * n * (4 if dtype == "int8" else esize),
+                  weight_bytes=kdim * n * esize, out_bytes=m * n * esize)
+    if kind in ELEMENTWISE:
+        n = batch
+        for d in dims:
+            n *= d
+        in_b = n * (4 if kind in ("requant_dynamic", "requant_static", "reducemax") and dtype != "fp32" else esize)
+        return Op(kind, kind, "forward", "op", "int32" if in_b == 4 * n and dtype != "fp32" else dtype,
+                  make_params(n=n), flops=n, bytes_read=in_b, bytes_written=n * esize, out_bytes=n * esize)
+    raise InputError(f"unknown op kind; known: {', '.join(CONV_KINDS + ('maxpool', 'avgpool', 'gemm') + ELEMENTWISE)}",
+                     field="KIND", value=kind)
+
+
+def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: str = "64x32x32",
+            out_channels: int | None = None, kernel: int = 3, stride: int = 1, pad: int | None = None,
+            dtype: str | None = None, cores: str = "big1", freq: str = "max",
+            batch_padding: bool = True) -> dict[str, Any]:
+    soc = load_soc(soc_name)
+    dtype = dtype or ("int8" if unit == "dsp" else "fp32")
+    op = make_op(kind, batch, in_shape, out_channels, kernel, stride, pad, dtype)
+    oracle = CostOracle(soc, dsp_batch_padding=batch_padding)
+    wl = workload_from_dict({"name": "op", "model": "lenet", "input": [1, 28, 28], "batch_size": 1, "batches": 1})
+    ctx = PlanContext(soc, wl, oracle)
+    try:
+        fsetting: str | float = float(freq)
+    except ValueError:
+        fsetting = freq
+    if unit == "cpu":
+        core_ids = ctx.cores(cores)
+        cfg = oracle.config("cpu", cores=core_ids, freqs=ctx.freqs(core_ids, fsetting))
+    elif unit == "dsp":
+        if soc.dsp is None:
+            raise InputError(f"{soc.name} has no DSP", field="--unit", value=unit)
+        mhz = soc.dsp.training_clock_mhz if freq in ("max", "min", "mid") else float(freq)
+        cfg = oracle.config("dsp", dsp_mhz=mhz)
+    else:
+        if soc.gpu is None:
+            raise InputError(f"{soc.name} has no GPU", field="--unit", value=unit)
+        cfg = oracle.config("gpu")
+    cost = oracle.cost(op, unit, cfg)
+    if cost is None:
+        raise InputError(f"the {unit} of {soc.name} cannot run {kind} in {dtype}", field="--unit", value=unit)
+    detail = dict(cost.detail)
+    return {"soc": soc.name, "unit": unit, "kind": kind, "dtype": dtype, "params": dict(op.params),
+            "time_s": cost.time_s, "time_ms": cost.time_s * 1e3, "cycles": cost.cycles,
+            "freq_mhz": cost.freq_mhz, "stall_s": cost.stall_s, "bytes": cost.bytes,
+            "dram_bytes": cost.dram_bytes, "macs": op.macs, "activity": cost.activity,
+            "config": {"cores": list(cfg.cores)} if unit == "cpu" else {},
+            "detail": detail}
