@@ -38,6 +38,8 @@ class PlanContext:
         self.oracle = oracle
         self.rng = np.random.default_rng(workload.seed)
         self._graphs: dict[tuple, Any] = {}
+        from socsim.engine.batch import BatchWalker
+        self.walker = BatchWalker(soc, oracle)
 
     # -- the training graph -------------------------------------------------------------
     def graph(self, precision: str | None = None, batch: int | None = None):
@@ -86,6 +88,26 @@ class PlanContext:
                 return float("inf")
             cfg = self.oracle.config("gpu")
         return self.oracle.time_s(op, unit, cfg)
+
+    def estimate(self, plan, freq: str | float | dict | None = None, temp_c: float | None = None) -> tuple[float, float]:
+        """(time_s, energy_j) of one batch of ``plan`` at steady operating points, as a profiling
+        run on the idle phone would measure them (whole-phone energy, rails at ``temp_c``,
+        default the ambient temperature).  ``freq`` defaults to the plan's fixed frequencies,
+        else the top OPP of the clusters it uses."""
+        freqs = {c.name: c.min_mhz for c in self.soc.cpu.clusters}
+        used = self.freqs(plan.cpu_cores, "max" if freq is None else freq) if plan.cpu_cores else ()
+        freqs.update(dict(used))
+        if plan.cpu_freq_mhz:
+            freqs.update(dict(plan.cpu_freq_mhz))
+        if self.soc.dsp is not None:
+            freqs["dsp"] = self.dsp_mhz
+        if self.soc.gpu is not None:
+            freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
+        prep = plan.dsp_graph == "per_batch"
+        tpl = self.walker.template(plan, freqs, prep)
+        t = self.workload.environment.ambient_c if temp_c is None else temp_c
+        static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)
+        return tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
 
     @property
     def dsp_mhz(self) -> float:

@@ -23,20 +23,16 @@ import simpy
 from socsim.engine import dvfs
 from socsim.engine.context import PlanContext, RunContext
 from socsim.engine.oracle import CostOracle
+from socsim.engine.batch import RPC_CPU_ACTIVITY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
-from socsim.hw import fastrpc
 from socsim.hw.battery import BatteryState, battery_counters, battery_step
-from socsim.hw.power import RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
 from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor
 from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import BatchRecord, InterferenceEvent, Plan, ThermalEvent
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
-# Power the CPU core that drives a FastRPC call or prepares a graph draws, as a fraction of a
-# fully busy core (copying and cache maintenance are memory-bound).  Assumption.
-RPC_CPU_ACTIVITY = 0.5
 
 
 @dataclass
@@ -77,9 +73,10 @@ class Engine:
         self.progress = progress
         self.oracle = CostOracle(soc, workload.dsp.batch_padding)
         self.pctx = PlanContext(soc, workload, self.oracle)
-        self.power = SocPower.from_spec(soc)
-        self.rails = rail_names(soc)
-        self.ridx = {r: i for i, r in enumerate(self.rails)}
+        self.walker = self.pctx.walker
+        self.power = self.walker.power
+        self.rails = self.walker.rails
+        self.ridx = self.walker.ridx
         env_spec = workload.environment
         self.thermal = ThermalNetwork(soc.thermal, env_spec.ambient_c)
         self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters)
@@ -216,7 +213,7 @@ class Engine:
             t0 = self.env.now
             yield self.env.timeout(dur)
             b = TemplateBuilder(len(self.rails))
-            dyn = self._cpu_dyn({self.soc.cpu.clusters[0].name: 1}, RPC_CPU_ACTIVITY, self._freqs)
+            dyn = self.walker.cpu_dyn({self.soc.cpu.clusters[0].name: 1}, RPC_CPU_ACTIVITY, self._freqs)
             b.segment(0.0, dur, dyn, 0, ("engine",), "config-switch", "switch", "switch", {}, 0)
             tpl = b.build(dur)
             self.recorder.op_slice("engine", "config-switch", "switch", self.rctx.batch, "switch", t0, dur)
@@ -240,72 +237,33 @@ class Engine:
 
     # ------------------------------------------------------------------ detailed execution
     def _execute(self, plan: Plan, freqs: dict[str, float], prep: bool):
-        """Run one batch op by op (SimPy), recording it as a template."""
+        """Run one batch segment by segment on SimPy resources, recording it as a template."""
         env = self.env
         t0 = env.now
         b = TemplateBuilder(len(self.rails))
-        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
-        cpu_cfg = self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs)
-        dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp")) if self.soc.dsp else None
-        gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu")) if self.soc.gpu else None
         share = self._cpu_share(plan.cpu_cores)
-        mem_base = plan.peak_memory_bytes
-        host = self.soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else self.soc.cpu.clusters[0]
-        one_core = {host.name: 1}
-        if prep and self.soc.fastrpc is not None:
-            n_dsp = plan.count("dsp")
-            dur = fastrpc.graph_prep_s(self.soc.fastrpc, n_dsp, plan.dsp_graph_bytes)
-            yield env.timeout(dur)
-            b.segment(env.now - dur - t0, dur, self._cpu_dyn(one_core, RPC_CPU_ACTIVITY, freqs), mem_base,
-                      ("engine",), "dsp-graph-prepare", "graph_prep", "prep", {}, 0)
-        if plan.cpu_graph_prep_s > 0:
-            dur = plan.cpu_graph_prep_s
-            yield env.timeout(dur)
-            b.segment(env.now - dur - t0, dur, self._cpu_dyn(one_core, 1.0, freqs), mem_base,
-                      ("engine",), "graph-prepare", "graph_prep", "prep", {}, 0)
-        cur = "cpu"
-        for k, step in enumerate(plan.steps):
-            op, unit = step.op, step.unit
-            if unit != cur:
-                if "dsp" in (unit, cur):
-                    crossing = max(op.bytes_read - op.weight_bytes, 0)
-                    dur = fastrpc.switch_s(self.soc.fastrpc, crossing, plan.shared_buffers)
-                    with self.cores[plan.cpu_cores[0]].request() as req:
-                        yield req
-                        yield env.timeout(dur)
-                    dyn = self._cpu_dyn(one_core, RPC_CPU_ACTIVITY, freqs)
-                    dyn[self.ridx[RAIL_DRAM]] += _dram_mw(self.power, 2 * crossing, dur)
-                    b.segment(env.now - dur - t0, dur, dyn, mem_base, ("fastrpc",),
-                              f"rpc {cur}->{unit}", "fastrpc", "rpc", {}, 2 * crossing)
-                b.counts["switches"] += 1
-                cur = unit
-            if unit == "cpu":
-                cost = self.oracle.cost(op, "cpu", cpu_cfg)
-                res = [self.cores[i] for i in plan.cpu_cores]
-                tracks = tuple(f"cpu{i}" for i in plan.cpu_cores)
-            elif unit == "dsp":
-                cost = self.oracle.cost(op, "dsp", dsp_cfg) if dsp_cfg else None
-                res, tracks = [self.dsp], ("dsp",)
+        name = getattr(self.scheduler, "name", "?")
+        for seg in self.walker.segments(plan, freqs, prep, share, name):
+            if seg.dur > 0:
+                res = [self._resource(r) for r in seg.resources]
+                reqs = [r.request() for r in res]
+                for q in reqs:
+                    yield q
+                start = env.now - t0
+                yield env.timeout(seg.dur)
+                for r, q in zip(res, reqs):
+                    r.release(q)
             else:
-                cost = self.oracle.cost(op, "gpu", gpu_cfg) if gpu_cfg else None
-                res, tracks = [self.gpu], ("gpu",)
-            if cost is None:
-                raise ScheduleError(f"op {op.name} ({op.kind}, {op.dtype}) cannot run on the {unit} of {self.soc.name}",
-                                    field="scheduler.name", value=getattr(self.scheduler, "name", "?"))
-            dur = cost.time_s / (share if unit == "cpu" else 1.0)
-            reqs = [r.request() for r in res]
-            for r in reqs:
-                yield r
-            yield env.timeout(dur)
-            for r, q in zip(res, reqs):
-                r.release(q)
-            dyn, busy = self._op_dyn(cost, unit, freqs)
-            dyn[self.ridx[RAIL_DRAM]] += _dram_mw(self.power, cost.dram_bytes, dur)
-            mem = mem_base if plan.step_memory is None else plan.step_memory[k]
-            b.segment(env.now - dur - t0, dur, dyn, mem, tracks, step.label or op.name, op.kind,
-                      op.phase, busy, cost.dram_bytes)
-            b.counts[f"{unit}_ops"] += 1
+                start = env.now - t0
+            b.add(start, seg)
         return b.build(env.now - t0)
+
+    def _resource(self, name: str) -> simpy.Resource:
+        if name == "dsp":
+            return self.dsp
+        if name == "gpu":
+            return self.gpu
+        return self.cores[int(name[3:])]
 
     def _utilisation(self, plan: Plan, tpl: BatchTemplate) -> dict[str, float]:
         """Busy fraction of the plan's cores in each cluster over a batch (for schedutil)."""
@@ -323,43 +281,7 @@ class Engine:
             return 1.0
         return min(1.0 - 0.5 * self._interference.get(c, 0.0) for c in cores)
 
-    def _cpu_dyn(self, busy_by_cluster: dict[str, float], activity: float, freqs: dict[str, float]) -> np.ndarray:
-        dyn = np.zeros(len(self.rails))
-        for name, n in busy_by_cluster.items():
-            rail = cpu_rail(name)
-            d, _ = self.power.units[rail].power_mw(freqs.get(name, self.soc.cluster(name).min_mhz), n, activity, 25.0)
-            dyn[self.ridx[rail]] += d
-        return dyn
-
-    def _op_dyn(self, cost, unit: str, freqs: dict[str, float]) -> tuple[np.ndarray, dict[str, float]]:
-        busy = dict(cost.busy)
-        if unit == "cpu":
-            return self._cpu_dyn(busy, cost.activity, freqs), busy
-        dyn = np.zeros(len(self.rails))
-        rail = RAIL_CDSP if unit == "dsp" else RAIL_GPU
-        d, _ = self.power.units[rail].power_mw(freqs[unit], 1.0, cost.activity, 25.0)
-        dyn[self.ridx[rail]] = d
-        return dyn, {unit: 1.0}
-
     # ------------------------------------------------------------------ accounting
-    def _static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
-        """Static power of every rail during a batch at the current temperatures."""
-        out = np.zeros(len(self.rails))
-        for c in self.soc.cpu.clusters:
-            rail = cpu_rail(c.name)
-            powered = sum(1 for i in plan.cpu_cores if i in c.core_ids)
-            _, s = self.power.units[rail].power_mw(freqs.get(c.name, c.min_mhz), 0.0, 0.0,
-                                                   self._node_temp(rail), powered)
-            out[self.ridx[rail]] = s
-        for unit, rail in (("dsp", RAIL_CDSP), ("gpu", RAIL_GPU)):
-            if rail in self.ridx:
-                frac = tpl.busy_s.get(unit, 0.0) / tpl.duration_s if tpl.duration_s else 0.0
-                _, s = self.power.units[rail].power_mw(freqs[unit], 0.0, 0.0, self._node_temp(rail), frac)
-                out[self.ridx[rail]] = s
-        out[self.ridx[RAIL_DRAM]] = self.power.dram_background_mw
-        out[self.ridx[RAIL_PLATFORM]] = self.power.platform_mw()[1]
-        return out
-
     def _account(self, t0: float, tpl: BatchTemplate, plan: Plan, freqs: dict[str, float]) -> float:
         """Integrate energy over the batch, sample, advance thermal/battery, run the governor.
 
@@ -369,7 +291,7 @@ class Engine:
         """
         dur = tpl.duration_s
         t1 = t0 + dur
-        static_mw = self._static_mw(plan, freqs, tpl)
+        static_mw = self.walker.static_mw(plan, freqs, tpl, self._node_temp)
         batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
         grid: list[float] = []
         t = self._next_sample_s
@@ -492,12 +414,6 @@ class Engine:
             budget = int(step.mb * (1 << 20))
             self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MB")
             self._apply(self.scheduler.on_memory_pressure(self.rctx, budget))
-
-
-def _dram_mw(power: SocPower, nbytes: int, dur_s: float) -> float:
-    if dur_s <= 0:
-        return 0.0
-    return nbytes / dur_s * power.dram_pj_per_byte * 1e-9
 
 
 def _check_plan(plan: Plan, soc: SocSpec) -> None:

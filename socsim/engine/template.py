@@ -86,6 +86,13 @@ class TemplateBuilder:
             self.busy[k] = self.busy.get(k, 0.0) + v * dur_s
         self.dram_bytes += dram_bytes
 
+    def add(self, start_s: float, seg) -> None:
+        """Record a walker segment (socsim.engine.batch.Seg) that ran from ``start_s``."""
+        if seg.count:
+            self.counts[seg.count] += 1
+        self.segment(start_s, seg.dur, seg.dyn_mw, seg.mem, seg.tracks, seg.name, seg.kind, seg.phase,
+                     seg.busy, seg.dram_bytes)
+
     def build(self, duration_s: float) -> BatchTemplate:
         edges = np.asarray(self.edges, float)
         if not self.dyn_mw:

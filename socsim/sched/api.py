@@ -51,6 +51,8 @@ class Plan:
     governor            override of the workload's governor, or None
     dsp_graph           "per_batch": prepare the DSP graph every batch; "reuse": once; "none"
     cpu_graph_prep_s    per-batch framework graph preparation on the CPU (TFLite re-prepares)
+    prep_overheads      other per-batch overheads on the host core: (name, seconds) pairs
+                        (e.g. re-preparing the DSP subgraphs evicted under a memory budget)
     shared_buffers      DSP tensors in ION buffers (cache maintenance only, no copies)
     micro_batches       how the mini-batch is split (for reports); (batch,) if not split
     peak_memory_bytes   peak training memory of this plan
@@ -66,6 +68,7 @@ class Plan:
     dsp_graph: Literal["per_batch", "reuse", "none"] = "none"
     dsp_graph_bytes: int = 0
     cpu_graph_prep_s: float = 0.0
+    prep_overheads: tuple[tuple[str, float], ...] = ()
     shared_buffers: bool = False
     micro_batches: tuple[int, ...] = ()
     peak_memory_bytes: int = 0

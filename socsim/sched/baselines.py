@@ -44,3 +44,9 @@ class MnnInt8(_CpuBaseline):
     name = "mnn-int8"
     precision = "niti"
     description = "MNN with INT8 (NITI) training on CPU NEON"
+
+
+class Octo(_CpuBaseline):
+    name = "octo"
+    precision = "octo"
+    description = "Octo: INT8 training with loss-aware compensation on CPU NEON (ATC '21)"

@@ -1,0 +1,150 @@
+"""Walking a plan's batch: the segments it consists of, their time, power and traffic.
+
+One walker serves both the engine (which holds SimPy resources for each segment) and
+schedulers' estimates (:meth:`PlanContext.estimate`), so a scheduler's profile and the run
+agree by construction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from socsim.engine.template import BatchTemplate, TemplateBuilder
+from socsim.errors import ScheduleError
+from socsim.hw import fastrpc
+from socsim.hw.power import RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
+from socsim.sched.api import Plan
+from socsim.spec.soc import SocSpec
+
+# Power the CPU core that drives a FastRPC call or prepares a graph draws, as a fraction of a
+# fully busy core (copying and cache maintenance are memory-bound).  Assumption.
+RPC_CPU_ACTIVITY = 0.5
+
+
+@dataclass(slots=True)
+class Seg:
+    dur: float
+    resources: tuple[str, ...]   # "cpu<N>", "dsp", "gpu"
+    tracks: tuple[str, ...]
+    name: str
+    kind: str
+    phase: str
+    dyn_mw: np.ndarray
+    busy: dict[str, float]
+    dram_bytes: int
+    mem: int
+    count: str | None            # "cpu_ops" | "dsp_ops" | "gpu_ops" | "switches" | None
+
+
+class BatchWalker:
+    def __init__(self, soc: SocSpec, oracle) -> None:
+        self.soc = soc
+        self.oracle = oracle
+        self.power = SocPower.from_spec(soc)
+        self.rails = rail_names(soc)
+        self.ridx = {r: i for i, r in enumerate(self.rails)}
+
+    # -- power of a segment -------------------------------------------------------------
+    def cpu_dyn(self, busy_by_cluster: dict[str, float], activity: float, freqs: dict[str, float]) -> np.ndarray:
+        dyn = np.zeros(len(self.rails))
+        for name, n in busy_by_cluster.items():
+            rail = cpu_rail(name)
+            d, _ = self.power.units[rail].power_mw(freqs.get(name, self.soc.cluster(name).min_mhz), n, activity, 25.0)
+            dyn[self.ridx[rail]] += d
+        return dyn
+
+    def op_dyn(self, cost, unit: str, freqs: dict[str, float]) -> tuple[np.ndarray, dict[str, float]]:
+        busy = dict(cost.busy)
+        if unit == "cpu":
+            return self.cpu_dyn(busy, cost.activity, freqs), busy
+        dyn = np.zeros(len(self.rails))
+        rail = RAIL_CDSP if unit == "dsp" else RAIL_GPU
+        d, _ = self.power.units[rail].power_mw(freqs[unit], 1.0, cost.activity, 25.0)
+        dyn[self.ridx[rail]] = d
+        return dyn, {unit: 1.0}
+
+    def dram_mw(self, nbytes: int, dur_s: float) -> float:
+        return 0.0 if dur_s <= 0 else nbytes / dur_s * self.power.dram_pj_per_byte * 1e-9
+
+    def static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate, temp_of_rail) -> np.ndarray:
+        """Static power of every rail during a batch, at the temperatures ``temp_of_rail(rail)``."""
+        out = np.zeros(len(self.rails))
+        for c in self.soc.cpu.clusters:
+            rail = cpu_rail(c.name)
+            powered = sum(1 for i in plan.cpu_cores if i in c.core_ids)
+            _, s = self.power.units[rail].power_mw(freqs.get(c.name, c.min_mhz), 0.0, 0.0, temp_of_rail(rail), powered)
+            out[self.ridx[rail]] = s
+        for unit, rail in (("dsp", RAIL_CDSP), ("gpu", RAIL_GPU)):
+            if rail in self.ridx:
+                frac = tpl.busy_s.get(unit, 0.0) / tpl.duration_s if tpl.duration_s else 0.0
+                _, s = self.power.units[rail].power_mw(freqs.get(unit, 0.0), 0.0, 0.0, temp_of_rail(rail), frac)
+                out[self.ridx[rail]] = s
+        out[self.ridx[RAIL_DRAM]] = self.power.dram_background_mw
+        out[self.ridx[RAIL_PLATFORM]] = self.power.platform_mw()[1]
+        return out
+
+    # -- the segments of one batch ------------------------------------------------------
+    def segments(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
+                 scheduler_name: str = "?") -> Iterator[Seg]:
+        soc = self.soc
+        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
+        cpu_cfg = self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs)
+        dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp")) if soc.dsp else None
+        gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu")) if soc.gpu else None
+        mem_base = int(plan.peak_memory_bytes)
+        host = soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else soc.cpu.clusters[0]
+        host_core = (f"cpu{plan.cpu_cores[0]}",) if plan.cpu_cores else (f"cpu{host.core_ids[0]}",)
+        one = {host.name: 1}
+        if prep and soc.fastrpc is not None:
+            dur = fastrpc.graph_prep_s(soc.fastrpc, plan.count("dsp"), plan.dsp_graph_bytes)
+            yield Seg(dur, host_core, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), {}, 0, mem_base, None)
+        for name, dur in plan.prep_overheads:
+            yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), {}, 0, mem_base, None)
+        if plan.cpu_graph_prep_s > 0:
+            yield Seg(plan.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
+                      self.cpu_dyn(one, 1.0, freqs), {}, 0, mem_base, None)
+        cur = "cpu"
+        for k, step in enumerate(plan.steps):
+            op, unit = step.op, step.unit
+            mem = mem_base if plan.step_memory is None else int(plan.step_memory[k])
+            if unit != cur:
+                if "dsp" in (unit, cur):
+                    crossing = max(op.bytes_read - op.weight_bytes, 0)
+                    dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
+                    dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
+                    dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
+                    yield Seg(dur, host_core, ("fastrpc",), f"rpc {cur}->{unit}", "fastrpc", "rpc", dyn, {},
+                              2 * crossing, mem, "switches")
+                else:
+                    yield Seg(0.0, (), (), "", "", "", np.zeros(len(self.rails)), {}, 0, mem, "switches")
+                cur = unit
+            if unit == "cpu":
+                cost = self.oracle.cost(op, "cpu", cpu_cfg)
+                res = tuple(f"cpu{i}" for i in plan.cpu_cores)
+            elif unit == "dsp":
+                cost = self.oracle.cost(op, "dsp", dsp_cfg) if dsp_cfg else None
+                res = ("dsp",)
+            else:
+                cost = self.oracle.cost(op, "gpu", gpu_cfg) if gpu_cfg else None
+                res = ("gpu",)
+            if cost is None:
+                raise ScheduleError(f"op {op.name} ({op.kind}, {op.dtype}) cannot run on the {unit} of {soc.name}",
+                                    field="scheduler.name", value=scheduler_name)
+            dur = cost.time_s / (share if unit == "cpu" else 1.0)
+            dyn, busy = self.op_dyn(cost, unit, freqs)
+            dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(cost.dram_bytes, dur)
+            yield Seg(dur, res, res, step.label or op.name, op.kind, op.phase, dyn, busy, cost.dram_bytes, mem,
+                      f"{unit}_ops")
+
+    def template(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0) -> BatchTemplate:
+        """The batch's template computed directly (no SimPy): what an estimate needs."""
+        b = TemplateBuilder(len(self.rails))
+        t = 0.0
+        for s in self.segments(plan, freqs, prep, share):
+            b.add(t, s)
+            t += s.dur
+        return b.build(t)
