@@ -172,6 +172,7 @@ class ThermalZone(StrictModel):
     trips_c: list[float] = Field(default_factory=list)
     hysteresis_c: float = Field(2.0, ge=0)
     caps: list[str] = Field(default_factory=list, description="cluster names this zone throttles")
+    polling_s: PositiveFloat = Field(0.25, description="governor polling period (sm8250 passive polling)")
 
 
 class Thermal(Sourced):

@@ -1,0 +1,130 @@
+"""Phone battery: open-circuit voltage versus state of charge behind a temperature-dependent resistance.
+
+Model (docs/modeling.md, Battery): the pack is an OCV source OCV(SoC) in series with R(T).  For a
+net power P drawn at the terminals (phone load minus charger input; negative = charging) the pack
+current solves  P = V_t I = (OCV - I R) I,  i.e.  I = (OCV - sqrt(OCV^2 - 4 R P)) / (2 R).
+The charge counter integrates I exactly as the state of charge falls, so integrated current
+equals the change of charge by construction.
+
+Energy as a battery gauge measures it is the terminal energy, integral of V_t * I (= the phone's
+consumption, what a Monsoon monitor in place of the pack reads).  The I^2 R loss inside the pack
+drains charge too but never reaches the phone; it is kept separately (``loss_j``) and heats the
+battery's thermal node.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from socsim.spec.soc import Battery
+
+COULOMB_PER_MAH = 3.6
+# Arrhenius activation temperature (E_a / R_gas, E_a ~ 20 kJ/mol) of the pack resistance: R about
+# doubles from 25 C to 0 C and quadruples at -20 C, the range Li-ion impedance studies report
+# (Waag, Kaebitz, Sauer, Applied Energy 102, 2013; Battery University BU-502).  Clamped to the
+# cell's operating range.
+R_ACTIVATION_K = 2400.0
+R_TEMP_RANGE_C = (-20.0, 60.0)
+
+
+@dataclass(frozen=True, slots=True)
+class BatteryState:
+    """Charge left and the running counters of a battery gauge.
+
+    ``charge_out_c``: net charge that left the pack (integral of I, discharge positive);
+    ``energy_out_j``: terminal energy delivered to the phone (gauge view, negative while charging);
+    ``loss_j``: I^2 R heat dissipated inside the pack.
+    """
+
+    capacity_c: float
+    charge_c: float
+    charge_out_c: float = 0.0
+    energy_out_j: float = 0.0
+    loss_j: float = 0.0
+
+    @staticmethod
+    def initial(spec: Battery, soc: float | None = None) -> "BatteryState":
+        cap = spec.capacity_mah * COULOMB_PER_MAH
+        s = spec.initial_soc if soc is None else soc
+        if not 0.0 <= s <= 1.0:
+            raise ValueError(f"state of charge must be within 0..1, got {s}")
+        return BatteryState(capacity_c=cap, charge_c=cap * s)
+
+    @property
+    def soc(self) -> float:
+        """State of charge, 0..1."""
+        return self.charge_c / self.capacity_c
+
+
+def ocv_v(spec: Battery, soc: float) -> float:
+    """Open-circuit voltage at state of charge ``soc`` (linear in the spec's table, clamped)."""
+    table = sorted(spec.ocv_soc)
+    return float(np.interp(soc, [s for s, _ in table], [v for _, v in table]))
+
+
+def internal_resistance_ohm(spec: Battery, temp_c: float) -> float:
+    """Pack resistance at ``temp_c``: the spec's 25 C value scaled by an Arrhenius factor."""
+    t = min(max(temp_c, R_TEMP_RANGE_C[0]), R_TEMP_RANGE_C[1]) + 273.15
+    return spec.internal_resistance_ohm * math.exp(R_ACTIVATION_K * (1.0 / t - 1.0 / 298.15))
+
+
+def pack_current_a(ocv: float, r_ohm: float, net_w: float) -> float:
+    """Current (A, discharge positive) that delivers ``net_w`` at the terminals of OCV behind R.
+
+    Beyond the pack's maximum power OCV^2 / 4R the current saturates at OCV / 2R (brown-out:
+    the terminal voltage has fallen to OCV / 2 and the engine should treat the phone as off).
+    """
+    disc = ocv * ocv - 4.0 * r_ohm * net_w
+    if disc <= 0.0:
+        return ocv / (2.0 * r_ohm)
+    # Numerically stable root of R I^2 - OCV I + P = 0 (no cancellation at small P).
+    return 2.0 * net_w / (ocv + math.sqrt(disc))
+
+
+def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float, temp_c: float,
+                 charging_w: float = 0.0) -> tuple[BatteryState, float, float]:
+    """Advance the pack by ``dt_s`` with the phone drawing ``power_w`` and a charger giving ``charging_w``.
+
+    Returns ``(new_state, current_a, terminal_v)``: current discharge-positive, both averaged over the
+    step (midpoint rule in state of charge; exact in charge).  The pack stops at empty and at full
+    (a full pack takes no charge; the charger then only feeds the phone).
+    """
+    if dt_s < 0:
+        raise ValueError(f"dt_s must be >= 0, got {dt_s}")
+    net_w = power_w - charging_w
+    r = internal_resistance_ohm(spec, temp_c)
+    if dt_s == 0.0:
+        ocv = ocv_v(spec, state.soc)
+        i = pack_current_a(ocv, r, net_w)
+        return state, i, ocv - i * r
+    i0 = pack_current_a(ocv_v(spec, state.soc), r, net_w)
+    soc_mid = min(max(state.soc - 0.5 * i0 * dt_s / state.capacity_c, 0.0), 1.0)
+    ocv = ocv_v(spec, soc_mid)
+    i = pack_current_a(ocv, r, net_w)
+    charge = state.charge_c - i * dt_s
+    if charge < 0.0:                     # empty: the pack gives what it has left
+        i, charge = state.charge_c / dt_s, 0.0
+    elif charge > state.capacity_c:      # full: charging stops
+        i, charge = (state.charge_c - state.capacity_c) / dt_s, state.capacity_c
+    terminal_v = ocv - i * r
+    new = BatteryState(capacity_c=state.capacity_c, charge_c=charge,
+                       charge_out_c=state.charge_out_c + i * dt_s,
+                       energy_out_j=state.energy_out_j + terminal_v * i * dt_s,
+                       loss_j=state.loss_j + i * i * r * dt_s)
+    return new, i, terminal_v
+
+
+def battery_counters(state: BatteryState, current_a: float, terminal_v: float) -> dict[str, float]:
+    """The counters Android exposes (power_supply / BatteryManager, Perfetto ``batt.*`` tracks).
+
+    ``batt.current_ua`` follows BatteryManager.BATTERY_PROPERTY_CURRENT_NOW: positive while the
+    battery charges, negative while it discharges.
+    """
+    return {
+        "batt.charge_uah": state.charge_c / COULOMB_PER_MAH * 1e3,
+        "batt.capacity_pct": 100.0 * state.soc,
+        "batt.current_ua": -current_a * 1e6,
+        "batt.voltage_mv": terminal_v * 1e3,
+    }

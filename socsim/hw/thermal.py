@@ -1,0 +1,296 @@
+"""Thermal RC network of a phone, solved exactly, and the step-wise throttling governor.
+
+Network (docs/modeling.md, Thermal): every node i has a heat capacity C_i (J/K) and exchanges
+heat with its neighbours through conductances g_ij (W/K); the ambient node is a boundary at a
+fixed temperature (a workload setting).  With theta = T - T_amb:
+
+    C dtheta/dt = -G theta + P,     G_ii = sum_j g_ij (ambient included), G_ij = -g_ij
+
+For power held constant over a step the solution is exact at any step size.  C^-1/2 G C^-1/2 is
+symmetric positive semi-definite, so it has an orthonormal eigendecomposition Q diag(lambda) Q^T,
+computed once; in modal coordinates z = Q^T C^1/2 theta every mode decays independently:
+
+    z(t + dt) = exp(-lambda dt) z(t) + (1 - exp(-lambda dt)) / lambda * Q^T C^-1/2 P
+
+(``dt`` for a mode with lambda = 0: a node group with no path to ambient heats linearly).
+This is the matrix exponential exp(-C^-1 G dt) evaluated through its eigenbasis, so one 100 s
+step equals a thousand 0.1 s steps to rounding, and the solution is stable for any dt.
+
+Governor: Linux's ``step_wise`` thermal governor as Android kernels run it (see
+:class:`ThrottleGovernor`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Literal, Mapping
+
+import numpy as np
+
+from socsim.spec.soc import Cluster, Thermal
+
+DEFAULT_POLLING_S = 0.25  # sm8250.dtsi cpu*-thermal polling-delay-passive = <250> ms
+
+
+class ThermalNetwork:
+    """The RC network of a :class:`Thermal` spec with its ambient node held at ``ambient_c``.
+
+    Immutable after construction (the per-step factor cache is a memo, not state).  Temperature
+    vectors are in degrees C and ordered as :attr:`node_names` (the spec's nodes, ambient left out).
+    """
+
+    def __init__(self, spec: Thermal, ambient_c: float) -> None:
+        self.spec = spec
+        self.ambient_c = float(ambient_c)
+        names = [n.name for n in spec.nodes if n.name != spec.ambient_node]
+        if len(set(names)) != len(names):
+            raise ValueError(f"thermal node names repeat: {names}")
+        self.node_names: tuple[str, ...] = tuple(names)
+        self._index = {n: i for i, n in enumerate(names)}
+        n = len(names)
+        cap = {nd.name: nd.capacitance_j_per_k for nd in spec.nodes}
+        c = np.array([cap[nm] for nm in names], float)
+        g = np.zeros((n, n))
+        g_amb = np.zeros(n)
+        for link in spec.links:
+            a, b, k = link.a, link.b, link.conductance_w_per_k
+            if a == b:
+                raise ValueError(f"thermal link joins {a!r} to itself")
+            if a == spec.ambient_node or b == spec.ambient_node:
+                other = b if a == spec.ambient_node else a
+                if other == spec.ambient_node:
+                    continue
+                g_amb[self._index[other]] += k
+            else:
+                i, j = self._index[a], self._index[b]
+                g[i, j] -= k
+                g[j, i] -= k
+        g[np.diag_indices(n)] = -g.sum(axis=1) + g_amb
+        self.capacitance_j_per_k = _frozen(c)
+        self.conductance_w_per_k = _frozen(g)        # G (ambient links on the diagonal)
+        self.ambient_conductance_w_per_k = _frozen(g_amb)
+        # Symmetric form S = C^-1/2 G C^-1/2 = Q diag(lam) Q^T.
+        d = 1.0 / np.sqrt(c)
+        lam, q = np.linalg.eigh(d[:, None] * g * d[None, :])
+        scale = max(float(np.max(np.abs(lam))), 1e-300)
+        lam = np.where(lam < 1e-12 * scale, 0.0, lam)  # PSD: clip rounding below zero
+        self.rates_per_s = _frozen(lam)               # modal decay rates; time constants 1/lam
+        self._to_node = _frozen(d[:, None] * q)       # V = C^-1/2 Q: modal -> theta
+        self._to_modal = _frozen(q.T * np.sqrt(c)[None, :])  # W = Q^T C^1/2: theta -> modal
+        self._power_to_modal = _frozen(self._to_node.T)      # V^T = Q^T C^-1/2: power -> modal rate
+        self._factors = lru_cache(maxsize=256)(self._modal_factors)
+        self._heat_nodes = {rail: (None if node == spec.ambient_node else self._index[node])
+                            for rail, node in spec.heat_sources.items()}
+
+    # -- structure -------------------------------------------------------------------------
+    def index(self, node: str) -> int:
+        """Position of ``node`` in temperature and power vectors."""
+        try:
+            return self._index[node]
+        except KeyError:
+            raise KeyError(f"no thermal node {node!r}; nodes: {list(self.node_names)}") from None
+
+    def initial_temps(self) -> np.ndarray:
+        """Every node at ambient (a phone that has rested)."""
+        return np.full(len(self.node_names), self.ambient_c)
+
+    @property
+    def time_constants_s(self) -> np.ndarray:
+        """Modal time constants 1/lambda (inf for a mode with no path to ambient), fastest first."""
+        with np.errstate(divide="ignore"):
+            return np.sort(np.where(self.rates_per_s > 0, 1.0 / np.maximum(self.rates_per_s, 1e-300),
+                                    np.inf))
+
+    def node_power(self, rail_power_w: Mapping[str, float]) -> np.ndarray:
+        """Node heat input (W) from rail powers, through the spec's ``heat_sources`` (rail -> node).
+
+        Any heat source name works (e.g. ``battery`` for the pack's I^2 R loss); heat sent to the
+        ambient node leaves the phone.  A rail with no heat source is an error, not silently lost.
+        """
+        p = np.zeros(len(self.node_names))
+        for rail, w in rail_power_w.items():
+            try:
+                i = self._heat_nodes[rail]
+            except KeyError:
+                raise KeyError(f"rail {rail!r} has no thermal heat source; "
+                               f"heat_sources: {sorted(self._heat_nodes)}") from None
+            if i is not None:
+                p[i] += w
+        return p
+
+    def zone_temps(self, temps: np.ndarray) -> dict[str, float]:
+        """Temperature each thermal zone's sensor reads (the temperature of its node)."""
+        return {z.name: (self.ambient_c if z.node == self.spec.ambient_node
+                         else float(temps[self._index[z.node]])) for z in self.spec.zones}
+
+    # -- solution --------------------------------------------------------------------------
+    def _modal_factors(self, dt_s: float) -> tuple[np.ndarray, np.ndarray]:
+        lt = self.rates_per_s * dt_s
+        decay = np.exp(-lt)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gain = np.where(self.rates_per_s > 0, -np.expm1(-lt) / self.rates_per_s, dt_s)
+        return _frozen(decay), _frozen(gain)
+
+    def advance(self, temps: np.ndarray, node_power_w: np.ndarray, dt_s: float) -> np.ndarray:
+        """Temperatures after ``dt_s`` with ``node_power_w`` held constant: exact for any dt >= 0."""
+        if dt_s < 0 or not math.isfinite(dt_s):
+            raise ValueError(f"dt_s must be finite and >= 0, got {dt_s}")
+        if dt_s == 0:
+            return np.array(temps, float)
+        decay, gain = self._factors(float(dt_s))
+        z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
+        z = decay * z + gain * (self._power_to_modal @ np.asarray(node_power_w, float))
+        return self.ambient_c + self._to_node @ z
+
+    def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:
+        """Temperatures that constant ``node_power_w`` settles to: T_amb + G^-1 P."""
+        if np.any(self.rates_per_s == 0):
+            raise ValueError("a thermal node group has no path to ambient: no steady state")
+        return self.ambient_c + np.linalg.solve(self.conductance_w_per_k, np.asarray(node_power_w, float))
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, float)
+    a.flags.writeable = False
+    return a
+
+
+# -- throttling --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TripEvent:
+    """A zone crossed a trip point: ``up`` at T >= trip, ``down`` at T < trip - hysteresis."""
+
+    zone: str
+    trip: int
+    trip_c: float
+    temp_c: float
+    direction: Literal["up", "down"]
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneState:
+    """Per zone: trips currently crossed, OPP steps removed from its clusters, last reading/poll."""
+
+    tripped: int = 0
+    steps: int = 0
+    last_temp_c: float | None = None
+    last_poll_s: float = -math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleState:
+    """The governor's whole state, owned by the engine; ``zones`` in spec order."""
+
+    zones: tuple[ZoneState, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ThrottleDecision:
+    """What one governor update returns: next state, per-cluster caps, trip crossings."""
+
+    state: ThrottleState
+    caps_mhz: dict[str, float]
+    events: tuple[TripEvent, ...] = field(default_factory=tuple)
+
+
+class ThrottleGovernor:
+    """Android/Linux ``step_wise`` governor over the spec's thermal zones.
+
+    At each poll of a zone (``polling_s``, default the sm8250 passive polling of 250 ms):
+    - a trip is *crossed* when T >= trip and stays crossed until T < trip - hysteresis
+      (Linux thermal core trip hysteresis);
+    - while a trip is crossed and the temperature is not falling, the zone removes one more
+      OPP step from every cluster it caps (step_wise: THERMAL_TREND_RAISING -> cur_state + 1);
+      while crossed and falling it holds;
+    - with no trip crossed (or fewer than before, see below) it releases one step per poll
+      (step_wise releases on a dropping trend; releasing also at a steady temperature below the
+      trip avoids a cap stuck forever);
+    - the zone removes at least as many steps as trips it has crossed, and at most
+      ceil(max_steps * crossed / n_trips): each trip's cooling-map ``upper`` limit covers its share
+      of the OPP range (sm8250.dtsi binds every trip to THERMAL_NO_LIMIT, the whole range; with the
+      six skin trips of a Pixel that would drop the CPU to its lowest OPP at the first trip).
+    A cluster's cap is its OPP ``steps`` below the top (the minimum OPP at most), taking the most
+    severe zone.  The engine clamps every frequency request to the cap (:meth:`clamp`).
+    """
+
+    def __init__(self, spec: Thermal, clusters: list[Cluster], *,
+                 polling_s: float | Mapping[str, float] = DEFAULT_POLLING_S) -> None:
+        self.spec = spec
+        self.clusters = {c.name: c for c in clusters}
+        self._opps = {c.name: tuple(o.freq_mhz for o in c.opps) for c in clusters}
+        for z in spec.zones:
+            if list(z.trips_c) != sorted(z.trips_c):
+                raise ValueError(f"zone {z.name!r}: trips must increase, got {z.trips_c}")
+            for name in z.caps:
+                if name not in self.clusters:
+                    raise ValueError(f"zone {z.name!r} caps unknown cluster {name!r}; "
+                                     f"clusters: {sorted(self.clusters)}")
+        self._max_steps = tuple(max((len(self._opps[c]) - 1 for c in z.caps), default=0)
+                                for z in spec.zones)
+        self._polling = tuple(_zone_polling(z, polling_s) for z in spec.zones)
+
+    def _upper(self, zone: int, tripped: int) -> int:
+        # Cooling-map limit: with `tripped` of n trips crossed a zone may remove at most
+        # ceil(max_steps * tripped / n) OPP steps (a DT cooling-map's per-trip `upper` state).
+        n = len(self.spec.zones[zone].trips_c)
+        return 0 if n == 0 else -(-self._max_steps[zone] * tripped // n)
+
+    def initial_state(self) -> ThrottleState:
+        return ThrottleState(zones=tuple(ZoneState() for _ in self.spec.zones))
+
+    def uncapped(self) -> dict[str, float]:
+        return {name: opps[-1] for name, opps in self._opps.items()}
+
+    def caps_mhz(self, state: ThrottleState) -> dict[str, float]:
+        """Highest frequency each cluster may run at in ``state``."""
+        steps = {name: 0 for name in self._opps}
+        for z, zs in zip(self.spec.zones, state.zones):
+            for name in z.caps:
+                steps[name] = max(steps[name], zs.steps)
+        return {name: self._opps[name][max(0, len(self._opps[name]) - 1 - s)]
+                for name, s in steps.items()}
+
+    def clamp(self, caps_mhz: Mapping[str, float], cluster: str, freq_mhz: float) -> float:
+        """The frequency a cluster actually runs at when ``freq_mhz`` is requested under ``caps_mhz``."""
+        return min(freq_mhz, caps_mhz.get(cluster, math.inf))
+
+    def update(self, state: ThrottleState, zone_temps: Mapping[str, float],
+               time_s: float | None = None) -> ThrottleDecision:
+        """One governor poll.  ``time_s`` enables per-zone polling periods (zones whose period has
+        not elapsed keep their state); without it every zone is polled."""
+        zones: list[ZoneState] = []
+        events: list[TripEvent] = []
+        for k, (z, zs) in enumerate(zip(self.spec.zones, state.zones)):
+            if z.name not in zone_temps or (time_s is not None
+                                            and time_s - zs.last_poll_s < self._polling[k] - 1e-12):
+                zones.append(zs)
+                continue
+            t = float(zone_temps[z.name])
+            tripped = zs.tripped
+            while tripped < len(z.trips_c) and t >= z.trips_c[tripped]:
+                events.append(TripEvent(z.name, tripped, z.trips_c[tripped], t, "up"))
+                tripped += 1
+            while tripped > 0 and t < z.trips_c[tripped - 1] - z.hysteresis_c:
+                tripped -= 1
+                events.append(TripEvent(z.name, tripped, z.trips_c[tripped], t, "down"))
+            falling = zs.last_temp_c is not None and t < zs.last_temp_c
+            upper = self._upper(k, tripped)
+            steps = zs.steps
+            if steps > upper:                       # a trip cleared: release one step per poll
+                steps -= 1
+            elif tripped > 0 and not falling:       # hot and not cooling: one more step
+                steps = min(steps + 1, upper)
+            steps = max(steps, min(tripped, upper), 0)
+            zones.append(replace(zs, tripped=tripped, steps=steps, last_temp_c=t,
+                                 last_poll_s=zs.last_poll_s if time_s is None else time_s))
+        new = ThrottleState(zones=tuple(zones))
+        return ThrottleDecision(state=new, caps_mhz=self.caps_mhz(new), events=tuple(events))
+
+
+def _zone_polling(zone, polling_s: float | Mapping[str, float]) -> float:
+    own = getattr(zone, "polling_s", None)  # a per-zone spec field, if the spec grows one
+    if isinstance(polling_s, Mapping):
+        return float(polling_s.get(zone.name, own if own is not None else DEFAULT_POLLING_S))
+    return float(own if own is not None else polling_s)
