@@ -135,6 +135,7 @@ class Engine:
             self.env.process(self._budget_profile(budget_steps))
         done = self.env.process(self._training())
         self.env.run(until=done)
+        self._final_sample()
         self.stats.sim_time_s = self.env.now
         self.stats.final_c = float(self.temps.max())
         self.stats.battery_end_soc = self.battery.soc
@@ -370,13 +371,24 @@ class Engine:
                               tuple(sorted(self.caps.items())))
             self._apply(self.scheduler.on_thermal_trip(self.rctx, te))
 
-    def _sample(self, t: float, window_j: np.ndarray, mem: float, freqs: dict[str, float]) -> None:
+    def _final_sample(self) -> None:
+        """Close the last, partial sampling window so every run has samples up to its end."""
+        last = self._next_sample_s - self.sample_s
+        if self.env.now - last > 1e-12 and not isinstance(self.recorder, NullRecorder):
+            self._cum_j += self._window_j
+            self._sample(self.env.now, self._window_j, float(self.stats.peak_mem_bytes), self._freqs,
+                         self.env.now - last)
+            self._window_j = np.zeros(len(self.rails))
+
+    def _sample(self, t: float, window_j: np.ndarray, mem: float, freqs: dict[str, float],
+                window_s: float | None = None) -> None:
         if isinstance(self.recorder, NullRecorder):
             return
+        period = window_s or self.sample_s
         vals: dict[str, float] = {}
         for i, r in enumerate(self.rails):
             vals[f"power.{r}_uws"] = self._cum_j[i] * 1e6
-            vals[f"power.{r}_mw"] = window_j[i] / self.sample_s * 1e3
+            vals[f"power.{r}_mw"] = window_j[i] / period * 1e3
         for c in self.soc.cpu.clusters:
             vals[f"cpufreq.{c.name}"] = freqs.get(c.name, c.min_mhz)
         for z, v in self.thermal.zone_temps(self.temps).items():

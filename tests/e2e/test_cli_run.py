@@ -1,0 +1,124 @@
+"""End-to-end: the CLI as a user runs it (in process, via click's runner)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from socsim.cli import main
+from socsim.spec import list_socs
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = str(ROOT / "workloads" / "quickstart.yaml")
+SUMMARY_KEYS = {"soc", "workload", "scheduler", "batches", "sim_time_s", "per_batch", "energy_j", "thermal",
+                "placement", "memory", "wall_time_s", "socsim_version"}
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_quickstart_json_has_contract_keys(tmp_path):
+    out = tmp_path / "out.json"
+    r = invoke("run", "--soc", "sd865", QUICK, "--json", str(out))
+    assert r.exit_code == 0, r.output
+    s = json.loads(out.read_text())
+    assert SUMMARY_KEYS <= set(s)
+    assert set(s["per_batch"]) >= {"time_s", "energy_j"}
+    assert set(s["energy_j"]) >= {"total", "training", "rails"}
+    assert set(s["thermal"]) >= {"peak_c", "final_c"}
+    assert set(s["placement"]) >= {"cpu_ops", "dsp_ops", "gpu_ops", "switches"}
+    assert s["batches"] == 200 and s["per_batch"]["time_s"] > 0
+    # rails sum to the total
+    assert sum(s["energy_j"]["rails"].values()) == pytest.approx(s["energy_j"]["total"], rel=1e-6)
+    assert 0 < s["energy_j"]["training"] < s["energy_j"]["total"]
+    assert "quickstart" in r.output  # the console table
+
+
+def test_json_to_stdout_is_pure_json():
+    r = invoke("run", "--soc", "sd865", QUICK, "--json", "-", "--set", "batches=5")
+    assert r.exit_code == 0
+    assert json.loads(r.output)["batches"] == 5
+
+
+@pytest.mark.parametrize("soc", list_socs())
+def test_quickstart_runs_on_every_soc(soc, tmp_path):
+    out = tmp_path / "s.json"
+    r = invoke("run", "--soc", soc, QUICK, "--json", str(out), "--set", "batches=20", "--quiet")
+    assert r.exit_code == 0, r.output
+    s = json.loads(out.read_text())
+    assert s["soc"] == soc and s["per_batch"]["time_s"] > 0 and s["energy_j"]["total"] > 0
+
+
+def test_set_overrides_change_the_run(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    invoke("run", "--soc", "sd865", QUICK, "--json", str(a), "--set", "batches=10", "--quiet")
+    invoke("run", "--soc", "sd865", QUICK, "--json", str(b), "--set", "batches=10", "--set", "batch_size=64",
+           "--set", "cpu.cores=little1", "--quiet")
+    sa, sb = json.loads(a.read_text()), json.loads(b.read_text())
+    assert sb["batch_size"] == 64 and sb["placement"]["cpu_cores"] == [0]
+    assert sb["per_batch"]["time_s"] > 2 * sa["per_batch"]["time_s"]
+
+
+def test_runs_are_deterministic(tmp_path):
+    dirs = []
+    for name in ("r1", "r2"):
+        d = tmp_path / name
+        r = invoke("run", "--soc", "sd865", QUICK, "--out", str(d), "--deterministic", "--quiet",
+                   "--set", "batches=30")
+        assert r.exit_code == 0, r.output
+        dirs.append(d)
+    for f in ("summary.json", "timeseries.csv", "ops.csv", "trace.perfetto-trace"):
+        assert (dirs[0] / f).read_bytes() == (dirs[1] / f).read_bytes(), f
+
+
+def test_out_dir_and_report_regeneration(tmp_path):
+    d = tmp_path / "run"
+    r = invoke("run", "--soc", "sd865", QUICK, "--out", str(d), "--quiet", "--set", "batches=20")
+    assert r.exit_code == 0, r.output
+    for f in ("summary.json", "timeseries.csv", "trace.perfetto-trace", "report.html"):
+        assert (d / f).stat().st_size > 0, f
+    (d / "report.html").unlink()
+    r = invoke("report", str(d))
+    assert r.exit_code == 0 and (d / "report.html").exists()
+    assert not list(tmp_path.glob(".run.*")), "temporary run directory left behind"
+
+
+def test_trace_option_writes_only_the_trace(tmp_path):
+    t = tmp_path / "t.perfetto-trace"
+    r = invoke("run", "--soc", "sd865", QUICK, "--trace", str(t), "--quiet", "--set", "batches=5")
+    assert r.exit_code == 0, r.output
+    assert t.stat().st_size > 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.perfetto-trace"]
+
+
+def test_validate_and_list():
+    assert invoke("validate", QUICK).exit_code == 0
+    for what in ("socs", "schedulers", "models", "workloads"):
+        r = invoke("list", what)
+        assert r.exit_code == 0, (what, r.output)
+    assert "sd865" in invoke("list", "socs").output
+    assert "mnn-fp32" in invoke("list", "schedulers").output
+
+
+@pytest.mark.parametrize("unit", ["cpu", "dsp", "gpu"])
+def test_op_profiles_one_operator(unit, tmp_path):
+    out = tmp_path / "op.json"
+    r = invoke("op", "--soc", "sd865", "--unit", unit, "conv2d", "--batch", "4", "--in", "64x16x16",
+               "--out-channels", "64", "--kernel", "3", "--json", str(out))
+    assert r.exit_code == 0, r.output
+    res = json.loads(out.read_text())
+    assert res["time_s"] > 0 and res["cycles"] > 0 and res["bytes"] > 0
+    assert res["macs"] == 4 * 64 * 64 * 9 * 16 * 16
+
+
+def test_bad_input_exits_2_and_writes_nothing(tmp_path):
+    out, d = tmp_path / "o.json", tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", "--soc", "sd865", QUICK, "--set", "batch_size=-3",
+                                  "--json", str(out), "--out", str(d)])
+    assert r.exit_code == 2
+    assert "batch_size" in r.output and "-3" in r.output
+    assert not out.exists() and not d.exists()
+    assert list(tmp_path.iterdir()) == []
