@@ -100,9 +100,16 @@ class Engine:
         # sampling state: energy since the last sample boundary, cumulative rail energy
         self._next_sample_s = self.sample_s
         self._window_j = np.zeros(len(self.rails))
+        self._batt_i, self._batt_v = 0.0, self.soc.battery.nominal_voltage_v
         self._cum_j = np.zeros(len(self.rails))
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._heat_map = self._heat_matrix()
+        zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
+        self._zone_names = [z.name for z in zones]
+        self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
+        # below this reading a zone is far from its first trip: the governor cannot act
+        self._zone_alert = np.array([(min(z.trips_c) - z.hysteresis_c - 5.0) if z.trips_c else math.inf
+                                     for z in zones])
 
     # ------------------------------------------------------------------ set-up helpers
     def _heat_matrix(self) -> np.ndarray:
@@ -286,36 +293,52 @@ class Engine:
     def _account(self, t0: float, tpl: BatchTemplate, plan: Plan, freqs: dict[str, float]) -> float:
         """Integrate energy over the batch, sample, advance thermal/battery, run the governor.
 
-        Physics steps over every piece between sample boundaries and the batch end with that
-        piece's energy (exact for the thermal network with piecewise-constant power); samples
-        report the energy of each sampling window.
+        The batch is cut at sampling boundaries into pieces; the thermal network advances
+        exactly over each piece with that piece's mean power (exact for piecewise-constant
+        power), all pieces at once.  The governor polls at each boundary while any zone is near
+        or past a trip; far from every trip it cannot act, and is not asked.  The battery steps
+        once per batch with the batch's mean power (its state of charge moves by ~1e-5 per
+        second of training).
         """
         dur = tpl.duration_s
         t1 = t0 + dur
         static_mw = self.walker.static_mw(plan, freqs, tpl, self._node_temp)
         batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
-        grid: list[float] = []
-        t = self._next_sample_s
-        while t <= t1 + 1e-12:
-            grid.append(t)
-            t = self.sample_s * (round(t / self.sample_s) + 1)
-        offs = np.asarray([g - t0 for g in grid] + [dur])
+        n_grid = 0
+        if self._next_sample_s <= t1 + 1e-12:
+            n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
+        grid = self._next_sample_s + self.sample_s * np.arange(n_grid)
+        offs = np.append(grid - t0, dur)
         cum = tpl.dyn_energy_until(offs)
-        mem = tpl.mem_at(offs)
-        prev_off = 0.0
-        prev_cum = np.zeros(len(self.rails))
-        for k in range(len(offs)):
-            off = float(offs[k])
-            piece_j = (cum[k] - prev_cum) + static_mw * 1e-3 * (off - prev_off)
-            self._step_physics(piece_j, off - prev_off, t0 + off)
-            self._window_j += piece_j
-            if k < len(grid):
+        dts = np.diff(offs, prepend=0.0)
+        piece_j = np.diff(cum, axis=0, prepend=np.zeros((1, cum.shape[1]))) + np.outer(dts, static_mw * 1e-3)
+        safe = np.where(dts > 0, dts, 1.0)
+        node_w = (piece_j / safe[:, None]) @ self._heat_map
+        temps = self.thermal.advance_many(self.temps, node_w, dts)
+        self._thermal_bookkeeping(temps, t0 + offs, dts)
+        self.temps = temps[-1]
+        charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
+        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
+        if dur > 0:
+            self.battery, self._batt_i, self._batt_v = battery_step(
+                self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w)
+        self.rctx.battery_soc = self.battery.soc
+        self.rctx.battery_temp_c = batt_temp
+        if n_grid and not isinstance(self.recorder, NullRecorder):
+            mem = tpl.mem_at(offs)
+            for k in range(n_grid):
+                self._window_j += piece_j[k]
                 self._cum_j += self._window_j
-                self._sample(grid[k], self._window_j, float(mem[k]), freqs)
+                self._sample(float(grid[k]), self._window_j, float(mem[k]), freqs, temps=temps[k])
                 self._window_j = np.zeros(len(self.rails))
-            prev_off, prev_cum = off, cum[k]
-        if grid:
-            self._next_sample_s = self.sample_s * (round(grid[-1] / self.sample_s) + 1)
+            self._window_j = self._window_j + piece_j[n_grid]
+        elif n_grid:
+            self._cum_j += self._window_j + piece_j[:n_grid].sum(axis=0)
+            self._window_j = piece_j[n_grid].copy()
+        else:
+            self._window_j = self._window_j + piece_j[0]
+        if n_grid:
+            self._next_sample_s = float(grid[-1]) + self.sample_s
         st = self.stats
         for i, r in enumerate(self.rails):
             st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
@@ -323,31 +346,22 @@ class Engine:
         st.peak_mem_bytes = max(st.peak_mem_bytes, int(plan.peak_memory_bytes))
         return float(batch_j.sum())
 
-    def _step_physics(self, piece_j: np.ndarray, dt: float, t_end: float) -> None:
-        """Advance temperature (exact for constant power over the piece) and the battery."""
-        if dt <= 0:
-            return
-        power_w = piece_j / dt
-        node_w = power_w @ self._heat_map
-        self.temps = self.thermal.advance(self.temps, node_w, dt)
-        tmax = float(self.temps.max())
+    def _thermal_bookkeeping(self, temps: np.ndarray, ends: np.ndarray, dts: np.ndarray) -> None:
+        """Peaks, zone readings and governor polls over a batch's pieces."""
         st = self.stats
-        if tmax > st.peak_c:
-            st.peak_c = tmax
-        zt = self.thermal.zone_temps(self.temps)
-        for z, v in zt.items():
-            if v > st.zone_peak_c.get(z, -math.inf):
-                st.zone_peak_c[z] = v
-        charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
-        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
-        self.battery, self._batt_i, self._batt_v = battery_step(
-            self.soc.battery, self.battery, float(power_w.sum()), dt, batt_temp, charging_w)
-        self.rctx.temps_c = zt
-        self.rctx.battery_soc = self.battery.soc
-        self.rctx.battery_temp_c = batt_temp
-        self._govern(zt, t_end)
-        if any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters):
-            st.time_throttled_s += dt
+        st.peak_c = max(st.peak_c, float(temps.max()))
+        zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
+        zmax = zt.max(axis=0) if len(zt) else np.zeros(0)
+        for j, z in enumerate(self._zone_names):
+            if zmax[j] > st.zone_peak_c.get(z, -math.inf):
+                st.zone_peak_c[z] = float(zmax[j])
+        near = bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
+        if near:
+            for k in range(len(ends)):
+                self._govern(dict(zip(self._zone_names, map(float, zt[k]))), float(ends[k]))
+                if any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters):
+                    st.time_throttled_s += float(dts[k])
+        self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
 
     def _node_temp_by_node(self, node: str) -> float:
         try:
@@ -381,7 +395,7 @@ class Engine:
             self._window_j = np.zeros(len(self.rails))
 
     def _sample(self, t: float, window_j: np.ndarray, mem: float, freqs: dict[str, float],
-                window_s: float | None = None) -> None:
+                window_s: float | None = None, temps: np.ndarray | None = None) -> None:
         if isinstance(self.recorder, NullRecorder):
             return
         period = window_s or self.sample_s
@@ -391,11 +405,12 @@ class Engine:
             vals[f"power.{r}_mw"] = window_j[i] / period * 1e3
         for c in self.soc.cpu.clusters:
             vals[f"cpufreq.{c.name}"] = freqs.get(c.name, c.min_mhz)
-        for z, v in self.thermal.zone_temps(self.temps).items():
+        temps = self.temps if temps is None else temps
+        for z, v in self.thermal.zone_temps(temps).items():
             vals[f"{z} Temperature"] = v
-        for n, i in zip(self.thermal.node_names, range(len(self.thermal.node_names))):
-            vals[f"thermal.{n}_c"] = float(self.temps[i])
-        vals.update(battery_counters(self.battery, getattr(self, "_batt_i", 0.0), getattr(self, "_batt_v", 0.0)))
+        for i, n in enumerate(self.thermal.node_names):
+            vals[f"thermal.{n}_c"] = float(temps[i])
+        vals.update(battery_counters(self.battery, self._batt_i, self._batt_v))
         vals["mem.used_bytes"] = mem
         vals["batch"] = float(self.rctx.batch)
         self.recorder.sample(t, vals)

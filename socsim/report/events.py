@@ -2,7 +2,7 @@
 
 The engine never formats a report: it calls a :class:`Recorder` (PyMTL-style: tracing is a
 pass over events, not code sprinkled through the model).  :class:`StreamRecorder` streams the
-events to two CSV files in a run directory so hour-long runs stay small in memory; the report
+events to CSV files in a run directory so hour-long runs stay small in memory; the report
 writers (summary, Perfetto, HTML) read those files back, which is also how ``socsim report DIR``
 regenerates reports.
 
@@ -35,6 +35,8 @@ EVENT_COLUMNS = ("t_s", "track", "name", "detail")
 
 class Recorder(Protocol):
     """Receives what the engine emits.  All times are simulated seconds."""
+
+    wants_slices: bool
 
     def op_slice(self, track: str, name: str, kind: str, batch: int, phase: str,
                  start_s: float, dur_s: float) -> None: ...
@@ -74,6 +76,11 @@ class NullRecorder:
         pass
 
 
+def _clean(text: str) -> str:
+    """Names go into unquoted CSV fields: no separators or line breaks."""
+    return text.replace(",", ";").replace("\n", " ").replace("\r", " ")
+
+
 def _fmt(x: float) -> str:
     # repr-exact and deterministic: the same run gives byte-identical files
     return repr(float(x))
@@ -107,7 +114,7 @@ class StreamRecorder:
 
     def op_slice(self, track: str, name: str, kind: str, batch: int, phase: str,
                  start_s: float, dur_s: float) -> None:
-        self._ops.write(f"{track},{name},{kind},{batch},{phase},{_fmt(start_s)},{_fmt(dur_s)}\n")
+        self._ops.write(f"{track},{_clean(name)},{_clean(kind)},{batch},{phase},{_fmt(start_s)},{_fmt(dur_s)}\n")
 
     def instant(self, t_s: float, track: str, name: str, detail: str = "") -> None:
         buf = io.StringIO()
@@ -123,7 +130,7 @@ class StreamRecorder:
         self._ts.write(_fmt(t_s) + "," + ",".join(_fmt(values[c]) for c in self._ts_columns) + "\n")
 
     def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None:
-        self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{plan.replace(',', ';')}\n")
+        self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_clean(plan)}\n")
 
     def close(self) -> None:
         for f in (self._ops, self._events, self._ts, self._batches):

@@ -1,0 +1,298 @@
+"""Self-contained HTML report of a run directory: summary table and inline SVG charts.
+
+No external URLs, scripts or fonts: charts are drawn with matplotlib's SVG backend (no pyplot,
+so no global figure state) and inlined.  Every chart sits in an element with a stable id
+(``chart-energy-by-rail``, ``chart-power``, ``chart-temperature``, ``chart-cpufreq``,
+``chart-per-batch``, ``chart-timeline``) so tests and users can find it.  The same run directory
+gives a byte-identical page.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import matplotlib
+import matplotlib.patches
+import matplotlib.ticker
+import numpy as np
+from matplotlib.figure import Figure
+
+from socsim.report.events import read_events
+from socsim.report.timeseries import TimeSeries, energy_between_j, envelope, load_timeseries
+
+MAX_POINTS = 2000
+_SUMMARY_ORDER = ("soc", "workload", "scheduler", "batches", "sim_time_s", "per_batch", "energy_j",
+                  "thermal", "placement", "memory", "wall_time_s", "socsim_version")
+_PHASE_COLOURS = {"forward": "#4878d0", "error_grad": "#ee854a", "weight_grad": "#d65f5f",
+                  "update": "#6acc64", "rpc": "#956cb4", "prep": "#8c613c", "switch": "#82c6e2"}
+_CSS = """body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.chart svg{width:100%;height:auto}
+.empty{color:#888;font-style:italic}h2{margin-top:1.5em;border-bottom:1px solid #ddd}"""
+
+
+def track_order(track: str) -> tuple[int, int, str]:
+    """Canonical track order: cpu0..cpuN, dsp, gpu, fastrpc, engine, then the rest by name."""
+    if track.startswith("cpu") and track[3:].isdigit():
+        return (0, int(track[3:]), "")
+    fixed = ("dsp", "gpu", "fastrpc", "engine")
+    return (1, fixed.index(track), "") if track in fixed else (2, 0, track)
+
+
+# ---------------------------------------------------------------- data gathering
+
+def per_batch(run_dir: Path, ts: TimeSeries, extents: dict[int, list[float]] | None = None
+              ) -> list[tuple[int, float, float, float]]:
+    """(batch, start_s, time_s, energy_j) rows: from batches.csv if the engine wrote rows, else
+    from the extent of each batch's op slices (``extents`` from :func:`scan_ops`) with energy
+    from the cumulative rail counters."""
+    path = Path(run_dir) / "batches.csv"
+    if path.exists():
+        with open(path, newline="") as f:
+            rows = [(int(r["batch"]), float(r["start_s"]), float(r["time_s"]),
+                     float(r["energy_j"]) if r.get("energy_j") not in (None, "") else float("nan"))
+                    for r in csv.DictReader(f)]
+        if rows:
+            return rows
+    if extents is None:
+        extents = scan_ops(run_dir, None)[0]
+    batches = sorted(extents)
+    lo = np.array([extents[b][0] for b in batches])
+    hi = np.array([extents[b][1] for b in batches])
+    energy = energy_between_j(ts, lo, hi)
+    return [(b, float(lo[i]), float(hi[i] - lo[i]), float(energy[i])) for i, b in enumerate(batches)]
+
+
+def scan_ops(run_dir: Path, batch: int | None) -> tuple[dict[int, list[float]], int | None, list]:
+    """One streaming pass over ops.csv: per-batch [start_s, end_s], the batch shown on the
+    timeline (``batch``, else 1 if present, else the lowest) and its (track, name, phase,
+    start_s, dur_s) slices."""
+    extents: dict[int, list[float]] = {}
+    wanted: list = []           # slices of ``batch``, or of batch 1 when batch is None
+    low_b: int | None = None    # lowest batch other than 1, and its slices
+    low: list = []
+    path = Path(run_dir) / "ops.csv"
+    if path.exists():
+        with open(path, newline="") as f:
+            reader = csv.reader(f)
+            next(reader, None)
+            for track, name, kind, b, phase, start_s, dur_s in reader:
+                bi, t0, dur = int(b), float(start_s), float(dur_s)
+                e = extents.get(bi)
+                if e is None:
+                    extents[bi] = [t0, t0 + dur]
+                else:
+                    if t0 < e[0]:
+                        e[0] = t0
+                    if t0 + dur > e[1]:
+                        e[1] = t0 + dur
+                item = (track, name, phase, t0, dur)
+                if bi == (1 if batch is None else batch):
+                    wanted.append(item)
+                elif batch is None and (low_b is None or bi <= low_b):
+                    if bi != low_b:
+                        low_b, low = bi, []
+                    low.append(item)
+    if batch is None and 1 not in extents:
+        return extents, low_b, low
+    return extents, (1 if batch is None else batch), wanted
+
+
+# ---------------------------------------------------------------- charts
+
+def _svg(fig: Figure, salt: str) -> str:
+    """Figure as inline SVG markup: deterministic ids, text kept as text, no XML prolog."""
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": salt, "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>", "", svg, flags=re.S)
+    # namespaces are implied for inline SVG in HTML; dropping them leaves no URL in the page
+    return re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
+
+
+def _figure(height_in: float = 3.4) -> tuple[Figure, Any]:
+    fig = Figure(figsize=(10, height_in), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _mark_throttling(ax: Any, events: list[dict]) -> None:
+    """Ticks along the top of the plot at each trip (magenta) and throttle (red) event, plus a
+    full-height line per event when there are few enough to read."""
+    for prefix, colour in (("trip", "magenta"), ("throttle", "red")):
+        ts = [e["t_s"] for e in events if e["name"].startswith(prefix)]
+        if not ts:
+            continue
+        x = ax.get_xaxis_transform()
+        ax.vlines(ts, 0.94, 1.0, transform=x, colors=colour, linewidth=1.2, label=prefix)
+        if len(ts) <= 30:
+            ax.vlines(ts, 0, 0.94, transform=x, colors=colour, linestyles="dashed",
+                      linewidth=0.7, alpha=0.7)
+
+
+def _plot_series(ax: Any, t: np.ndarray, y: np.ndarray, steps: bool = False, **style: Any) -> None:
+    tm, mean, lo, hi = envelope(t, y, MAX_POINTS)
+    line, = ax.plot(tm, mean, drawstyle="steps-post" if steps else "default", **style)
+    if lo is not hi:
+        ax.fill_between(tm, lo, hi, color=line.get_color(), alpha=0.25, linewidth=0)
+
+
+def _lines_chart(ts: TimeSeries, cols: list[str], ylabel: str, events: list[dict],
+                 total: bool = False, steps: bool = False, strip: str = "") -> Figure | None:
+    """Time-series lines (bucket means with a min/max band when long), optionally their sum,
+    with throttling marked.  ``strip`` is removed from the column names in the legend."""
+    if not cols or len(ts) == 0:
+        return None
+    fig, ax = _figure()
+    for c in cols:
+        _plot_series(ax, ts.t_s, ts.column(c), steps, linewidth=1, label=c.replace(strip, ""))
+    if total and len(cols) > 1:
+        s = ts.values[:, [ts.columns.index(c) for c in cols]].sum(axis=1)
+        _plot_series(ax, ts.t_s, s, steps, color="black", linewidth=1.4, label="total")
+    _mark_throttling(ax, events)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+def _energy_by_rail(summary: dict, ts: TimeSeries) -> Figure | None:
+    rails = dict((summary.get("energy_j") or {}).get("rails") or {})
+    if not rails and len(ts):
+        rails = {c[len("power."):-len("_uws")]: float(ts.column(c)[-1]) * 1e-6
+                 for c in ts.select("power.", "_uws")}
+    if not rails:
+        return None
+    fig, ax = _figure(3.0)
+    names = list(rails)
+    bars = ax.bar(names, [float(rails[n]) for n in names], color="#4878d0")
+    ax.bar_label(bars, fmt=lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", fontsize=8)
+    ax.set_ylabel("energy (J)")
+    ax.tick_params(axis="x", labelrotation=20)
+    return fig
+
+
+def _per_batch_chart(rows: list[tuple[int, float, float, float]]) -> Figure | None:
+    if not rows:
+        return None
+    fig, ax = _figure()
+    b = np.array([r[0] for r in rows])
+    marker = {"marker": "o", "markersize": 3} if len(rows) <= 100 else {}
+    ax.plot(b, [r[2] for r in rows], color="#4878d0", label="time (s)", **marker)
+    ax.set_xlabel("batch")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_ylabel("time per batch (s)", color="#4878d0")
+    energy = np.array([r[3] for r in rows])
+    if np.isfinite(energy).any():
+        ax2 = ax.twinx()
+        ax2.plot(b, energy, color="#d65f5f", label="energy (J)", **marker)
+        ax2.set_ylabel("energy per batch (J)", color="#d65f5f")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def _timeline_chart(slices: list, batch: int | None) -> Figure | None:
+    if not slices:
+        return None
+    tracks = sorted({s[0] for s in slices}, key=track_order)
+    fig = Figure(figsize=(10, 0.9 + 0.32 * len(tracks)), layout="constrained")
+    ax = fig.add_subplot()
+    t0 = min(s[3] for s in slices)
+    for y, track in enumerate(tracks):
+        mine = [s for s in slices if s[0] == track]
+        ax.broken_barh([((s[3] - t0) * 1e3, s[4] * 1e3) for s in mine], (y - 0.4, 0.8),
+                       facecolors=[_PHASE_COLOURS.get(s[2], "#999999") for s in mine],
+                       edgecolor="white", linewidth=0.3)
+    ax.set_yticks(range(len(tracks)), tracks)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"time since start of batch {batch} (ms)")
+    used = sorted({s[2] for s in slices})
+    handles = [matplotlib.patches.Patch(color=_PHASE_COLOURS.get(p, "#999999"), label=p) for p in used]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return fig
+
+
+# ---------------------------------------------------------------- page
+
+def _flatten(d: dict, prefix: str = "") -> Iterable[tuple[str, Any]]:
+    """(dotted key, value) of every non-dict value; the DESIGN.md summary keys come first at
+    the top level, then any others in file order."""
+    keys = list(d)
+    if not prefix:
+        keys = [k for k in _SUMMARY_ORDER if k in d] + [k for k in d if k not in _SUMMARY_ORDER]
+    for k in keys:
+        if isinstance(d[k], dict):
+            yield from _flatten(d[k], f"{prefix}{k}.")
+        else:
+            yield prefix + str(k), d[k]
+
+
+def _format(v: Any) -> tuple[str, bool]:
+    if isinstance(v, bool) or v is None:
+        return str(v), False
+    if isinstance(v, int):
+        return f"{v:,}", True
+    if isinstance(v, float):
+        return f"{v:.4g}", True
+    if isinstance(v, str):
+        return v, False
+    return json.dumps(v)[:200], False
+
+
+def _summary_table(summary: dict) -> str:
+    rows = []
+    for key, value in _flatten(summary):
+        text, num = _format(value)
+        cls = ' class="num"' if num else ""
+        rows.append(f"<tr><th>{html.escape(key)}</th><td{cls}>{html.escape(text)}</td></tr>")
+    return '<table id="summary">' + "".join(rows) + "</table>" if rows else \
+        '<p class="empty">no summary.json</p>'
+
+
+def _section(chart_id: str, title: str, fig: Figure | None) -> str:
+    body = _svg(fig, chart_id) if fig is not None else '<p class="empty">no data</p>'
+    return f'<h2>{html.escape(title)}</h2><div class="chart" id="{chart_id}">{body}</div>\n'
+
+
+def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
+    """The report page of the run in ``run_dir`` as a string."""
+    run_dir = Path(run_dir)
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    ts = load_timeseries(run_dir)
+    events = read_events(run_dir)
+    extents, chosen, slices = scan_ops(run_dir, batch_for_timeline)
+    temps = [c for c in ts.columns if c.endswith(" Temperature")]
+    title = " / ".join(str(summary[k]) for k in ("soc", "workload", "scheduler") if k in summary) \
+        or run_dir.resolve().name
+    parts = [
+        f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>socsim {html.escape(title)}"
+        f"</title><style>{_CSS}</style></head><body><h1>socsim run: {html.escape(title)}</h1>\n",
+        "<h2>Summary</h2>" + _summary_table(summary) + "\n",
+        _section("chart-energy-by-rail", "Energy by rail", _energy_by_rail(summary, ts)),
+        _section("chart-power", "Rail power over time",
+                 _lines_chart(ts, ts.select("power.", "_mw"), "power (mW)", events, total=True,
+                              strip="power.")),
+        _section("chart-temperature", "Temperature over time",
+                 _lines_chart(ts, temps, "temperature (C)", events, strip=" Temperature")),
+        _section("chart-cpufreq", "CPU frequency over time",
+                 _lines_chart(ts, ts.select("cpufreq"), "frequency (MHz)", events, steps=True,
+                              strip="cpufreq.")),
+        _section("chart-per-batch", "Time and energy per batch",
+                 _per_batch_chart(per_batch(run_dir, ts, extents))),
+        _section("chart-timeline", f"Op timeline, batch {chosen}", _timeline_chart(slices, chosen)),
+        "</body></html>\n",
+    ]
+    return "".join(parts)
+
+
+def write_html(run_dir: Path, out_path: Path, batch_for_timeline: int | None = None) -> None:
+    """Write the self-contained HTML report of ``run_dir`` to ``out_path``."""
+    Path(out_path).write_text(render_html(run_dir, batch_for_timeline), encoding="utf-8")
