@@ -68,6 +68,14 @@ class BatchWalker:
     def dram_mw(self, nbytes: int, dur_s: float) -> float:
         return 0.0 if dur_s <= 0 else nbytes / dur_s * self.power.dram_pj_per_byte * 1e-9
 
+    def static_terms(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Static power as ``base + leak * 2**((T_rail - 25) / doubling)`` per rail: the
+        temperature-independent parts of :meth:`static_mw`, computed once per template."""
+        at25 = self.static_mw(plan, freqs, tpl, lambda rail: 25.0)
+        collapsed = self.static_mw(plan, freqs, tpl, lambda rail: -1e9)  # leakage -> 0
+        doubling = np.array([self.power.units[r].doubling_c if r in self.power.units else 1.0 for r in self.rails])
+        return collapsed, at25 - collapsed, doubling
+
     def static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate, temp_of_rail) -> np.ndarray:
         """Static power of every rail during a batch, at the temperatures ``temp_of_rail(rail)``."""
         out = np.zeros(len(self.rails))

@@ -104,12 +104,19 @@ class Engine:
         self._cum_j = np.zeros(len(self.rails))
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._heat_map = self._heat_matrix()
+        self._static_terms: dict[int, tuple] = {}
+        hs = soc.thermal.heat_sources
+        self._rail_nodes_ok = all(hs.get(r) not in (None, soc.thermal.ambient_node) for r in self.rails)
+        self._rail_nodes = np.array([self.thermal.index(hs[r]) for r in self.rails], dtype=int) \
+            if self._rail_nodes_ok else np.zeros(0, dtype=int)
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]
         self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
         # below this reading a zone is far from its first trip: the governor cannot act
-        self._zone_alert = np.array([(min(z.trips_c) - z.hysteresis_c - 5.0) if z.trips_c else math.inf
-                                     for z in zones])
+        self._poll_s = min((z.polling_s for z in zones), default=math.inf)
+        self._last_poll_s = -math.inf
+        self._throttled = False
+        self._zone_alert = np.array([(min(z.trips_c) - 5.0) if z.trips_c else math.inf for z in zones])
 
     # ------------------------------------------------------------------ set-up helpers
     def _heat_matrix(self) -> np.ndarray:
@@ -302,7 +309,7 @@ class Engine:
         """
         dur = tpl.duration_s
         t1 = t0 + dur
-        static_mw = self.walker.static_mw(plan, freqs, tpl, self._node_temp)
+        static_mw = self._static(plan, freqs, tpl)
         batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
@@ -346,6 +353,16 @@ class Engine:
         st.peak_mem_bytes = max(st.peak_mem_bytes, int(plan.peak_memory_bytes))
         return float(batch_j.sum())
 
+    def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
+        """Static rail power at the current temperatures (leakage doubles every ``doubling_c``)."""
+        key = id(tpl)
+        terms = self._static_terms.get(key)
+        if terms is None:
+            terms = self._static_terms[key] = (tpl, *self.walker.static_terms(plan, freqs, tpl))
+        _, base, leak, doubling = terms
+        t = self.temps[self._rail_nodes] if self._rail_nodes_ok else np.array([self._node_temp(r) for r in self.rails])
+        return base + leak * np.exp2((t - 25.0) / doubling)
+
     def _thermal_bookkeeping(self, temps: np.ndarray, ends: np.ndarray, dts: np.ndarray) -> None:
         """Peaks, zone readings and governor polls over a batch's pieces."""
         st = self.stats
@@ -357,9 +374,17 @@ class Engine:
                 st.zone_peak_c[z] = float(zmax[j])
         near = bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
         if near:
+            first_trip = self._zone_alert + 5.0
             for k in range(len(ends)):
-                self._govern(dict(zip(self._zone_names, map(float, zt[k]))), float(ends[k]))
-                if any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters):
+                # the governor polls every ``polling_s``; between polls nothing can change, nor
+                # at a poll with every zone idle and below its first trip (step_wise no-op)
+                idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+                if idle and bool(np.all(zt[k] < first_trip)):
+                    continue
+                if ends[k] - self._last_poll_s >= self._poll_s - 1e-12:
+                    self._last_poll_s = float(ends[k])
+                    self._govern(dict(zip(self._zone_names, map(float, zt[k]))), float(ends[k]))
+                if self._throttled:
                     st.time_throttled_s += float(dts[k])
         self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
 
@@ -374,6 +399,7 @@ class Engine:
         self.gov_state = dec.state
         if dec.caps_mhz != self.caps:
             self.caps = dec.caps_mhz
+            self._throttled = any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters)
             self.rctx.caps_mhz = dict(self.caps)
             self.recorder.instant(t_s, "engine", "throttle",
                                   " ".join(f"{k}={v:g}" for k, v in sorted(self.caps.items())))

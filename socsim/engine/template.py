@@ -42,10 +42,13 @@ class BatchTemplate:
     def dyn_energy_until(self, offsets_s: np.ndarray) -> np.ndarray:
         """Cumulative dynamic energy per rail at the given offsets (len(offsets) x rails)."""
         offs = np.clip(np.asarray(offsets_s, float), 0.0, self.duration_s)
-        out = np.empty((len(offs), self.cum_dyn_j.shape[1]))
-        for r in range(self.cum_dyn_j.shape[1]):
-            out[:, r] = np.interp(offs, self.edges_s, self.cum_dyn_j[:, r])
-        return out
+        e = self.edges_s
+        if len(e) < 2:
+            return np.repeat(self.cum_dyn_j[-1:], len(offs), axis=0)
+        i = np.clip(np.searchsorted(e, offs, side="right") - 1, 0, len(e) - 2)
+        span = e[i + 1] - e[i]
+        w = np.where(span > 0, (offs - e[i]) / np.where(span > 0, span, 1.0), 0.0)
+        return self.cum_dyn_j[i] + w[:, None] * (self.cum_dyn_j[i + 1] - self.cum_dyn_j[i])
 
     def mem_at(self, offsets_s: np.ndarray) -> np.ndarray:
         if len(self.mem_bytes) == 0:

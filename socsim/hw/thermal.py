@@ -22,12 +22,13 @@ Governor: Linux's ``step_wise`` thermal governor as Android kernels run it (see
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal, Mapping
 
 import numpy as np
 
+from socsim.hw.thermal_scan import modal_scan
 from socsim.spec.soc import Cluster, Thermal
 
 DEFAULT_POLLING_S = 0.25  # sm8250.dtsi cpu*-thermal polling-delay-passive = <250> ms
@@ -156,10 +157,7 @@ class ThermalNetwork:
             gain = np.where(self.rates_per_s > 0, -np.expm1(-lt) / self.rates_per_s, dts[:, None])
         drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
-        out = np.empty_like(drive)
-        for k in range(len(dts)):
-            z = decay[k] * z + drive[k]
-            out[k] = z
+        out = modal_scan(np.ascontiguousarray(z), np.ascontiguousarray(decay), np.ascontiguousarray(drive))
         return self.ambient_c + out @ self._to_node.T
 
     def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:
@@ -249,11 +247,14 @@ class ThrottleGovernor:
         self._max_steps = tuple(max((len(self._opps[c]) - 1 for c in z.caps), default=0)
                                 for z in spec.zones)
         self._polling = tuple(_zone_polling(z, polling_s) for z in spec.zones)
+        # plain tuples for the hot path (update runs at every poll of a long run)
+        self._zones = tuple((z.name, tuple(z.trips_c), z.hysteresis_c) for z in spec.zones)
+        self._caps_memo: dict[tuple[int, ...], dict[str, float]] = {}
 
     def _upper(self, zone: int, tripped: int) -> int:
         # Cooling-map limit: with `tripped` of n trips crossed a zone may remove at most
         # ceil(max_steps * tripped / n) OPP steps (a DT cooling-map's per-trip `upper` state).
-        n = len(self.spec.zones[zone].trips_c)
+        n = len(self._zones[zone][1])
         return 0 if n == 0 else -(-self._max_steps[zone] * tripped // n)
 
     def initial_state(self) -> ThrottleState:
@@ -264,6 +265,13 @@ class ThrottleGovernor:
 
     def caps_mhz(self, state: ThrottleState) -> dict[str, float]:
         """Highest frequency each cluster may run at in ``state``."""
+        key = tuple(zs.steps for zs in state.zones)
+        hit = self._caps_memo.get(key)
+        if hit is None:
+            hit = self._caps_memo[key] = self._caps(state)
+        return dict(hit)
+
+    def _caps(self, state: ThrottleState) -> dict[str, float]:
         steps = {name: 0 for name in self._opps}
         for z, zs in zip(self.spec.zones, state.zones):
             for name in z.caps:
@@ -281,19 +289,19 @@ class ThrottleGovernor:
         not elapsed keep their state); without it every zone is polled."""
         zones: list[ZoneState] = []
         events: list[TripEvent] = []
-        for k, (z, zs) in enumerate(zip(self.spec.zones, state.zones)):
-            if z.name not in zone_temps or (time_s is not None
-                                            and time_s - zs.last_poll_s < self._polling[k] - 1e-12):
+        for k, ((name, trips, hyst), zs) in enumerate(zip(self._zones, state.zones)):
+            if name not in zone_temps or (time_s is not None
+                                          and time_s - zs.last_poll_s < self._polling[k] - 1e-12):
                 zones.append(zs)
                 continue
-            t = float(zone_temps[z.name])
+            t = float(zone_temps[name])
             tripped = zs.tripped
-            while tripped < len(z.trips_c) and t >= z.trips_c[tripped]:
-                events.append(TripEvent(z.name, tripped, z.trips_c[tripped], t, "up"))
+            while tripped < len(trips) and t >= trips[tripped]:
+                events.append(TripEvent(name, tripped, trips[tripped], t, "up"))
                 tripped += 1
-            while tripped > 0 and t < z.trips_c[tripped - 1] - z.hysteresis_c:
+            while tripped > 0 and t < trips[tripped - 1] - hyst:
                 tripped -= 1
-                events.append(TripEvent(z.name, tripped, z.trips_c[tripped], t, "down"))
+                events.append(TripEvent(name, tripped, trips[tripped], t, "down"))
             falling = zs.last_temp_c is not None and t < zs.last_temp_c
             upper = self._upper(k, tripped)
             steps = zs.steps
@@ -302,8 +310,7 @@ class ThrottleGovernor:
             elif tripped > 0 and not falling:       # hot and not cooling: one more step
                 steps = min(steps + 1, upper)
             steps = max(steps, min(tripped, upper), 0)
-            zones.append(replace(zs, tripped=tripped, steps=steps, last_temp_c=t,
-                                 last_poll_s=zs.last_poll_s if time_s is None else time_s))
+            zones.append(ZoneState(tripped, steps, t, zs.last_poll_s if time_s is None else time_s))
         new = ThrottleState(zones=tuple(zones))
         return ThrottleDecision(state=new, caps_mhz=self.caps_mhz(new), events=tuple(events))
 
