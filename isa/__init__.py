@@ -1,0 +1,1 @@
+"""Instruction-set emulators used by socsim's cost models (currently Hexagon HVX, see isa.hvx)."""

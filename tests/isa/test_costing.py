@@ -1,0 +1,56 @@
+"""The costing contract used by the engine (isa.kernels.costing.profile_op)."""
+import pytest
+
+from isa.kernels.costing import KINDS, KernelProfile, profile_op
+
+VGG_CONV = dict(batch=1, cin=128, h=56, w=56, cout=128, kh=3, kw=3, stride=1, pad=1)
+
+PARAMS = {
+    "gemm": dict(m=64, k=256, n=128),
+    "conv2d": VGG_CONV,
+    "dwconv2d": dict(batch=1, c=32, h=56, w=56, kh=3, kw=3, stride=2, pad=1),
+    "conv2d_wgrad": dict(batch=2, cin=32, h=28, w=28, cout=32, kh=3, kw=3, stride=1, pad=1),
+    "conv2d_dgrad": dict(batch=1, cin=32, h=28, w=28, cout=64, kh=3, kw=3, stride=2, pad=1),
+    "requant_dynamic": dict(n=100352),
+    "requant_static": dict(n=100352),
+    "maxpool": dict(batch=1, c=64, h=56, w=56, k=2, stride=2),
+    "relu": dict(n=100352),
+    "reducemax": dict(n=100352),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_profiles(kind):
+    p = profile_op(kind, **PARAMS[kind])
+    assert isinstance(p, KernelProfile) and p.kind == kind
+    assert p.compute_cycles >= p.packets > 0
+    assert p.tiles_emulated >= 1 and p.bytes_loaded > 0
+    assert all(v >= 0 for v in p.stall_cycles.values())
+    assert p.compute_cycles == p.packets + sum(p.stall_cycles.values()) or kind in ("maxpool",)
+    assert profile_op(kind, **PARAMS[kind]) is p          # memoised
+
+
+def test_macs_and_peak_rate():
+    p = profile_op("conv2d", **VGG_CONV)
+    assert p.macs == 56 * 56 * 128 * 128 * 9
+    assert 128 < p.macs / p.compute_cycles <= 256           # vrmpy peak is 256 MAC/cycle per context
+
+
+def test_dynamic_requant_costs_more_than_static_from_the_kernels():
+    n = 802816
+    d, s = profile_op("requant_dynamic", n=n), profile_op("requant_static", n=n)
+    assert d.compute_cycles / s.compute_cycles > 1.4
+    assert abs(d.bytes_loaded / s.bytes_loaded - 2) < 0.01     # two passes over the int32 tensor
+
+
+def test_scaling_with_batch_and_pairing():
+    a = profile_op("conv2d", **dict(VGG_CONV, batch=1))
+    b = profile_op("conv2d", **dict(VGG_CONV, batch=2))
+    assert b.compute_cycles == 2 * a.compute_cycles
+    paired = profile_op("conv2d", **VGG_CONV, paired=True)
+    assert paired.compute_cycles > a.compute_cycles
+
+
+def test_unknown_kind():
+    with pytest.raises(ValueError):
+        profile_op("softmax", n=3)
