@@ -1,0 +1,11 @@
+"""Set-associative cache simulation on line-granularity access streams (numba, with a twin).
+
+geometry   CacheGeom, stream kinds (READ / WRITE / WRITE_FULL), counter columns
+sim_numba  the compiled chain simulator; sim_ref its plain-Python twin
+hierarchy  Chain, Hierarchy (private chains per thread -> shared chain -> DRAM, VTCM scratch)
+streams    the kernels' access streams (StreamPlan), CPU (MNN-style) and DSP (HVX)
+"""
+from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL, CacheGeom
+from socsim.hw.cache.hierarchy import Chain, Hierarchy, LevelStats
+
+__all__ = ["READ", "WRITE", "WRITE_FULL", "CacheGeom", "Chain", "Hierarchy", "LevelStats"]

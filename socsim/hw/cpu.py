@@ -1,0 +1,174 @@
+"""CPU cost model: per-core NEON throughput plus the cache hierarchy, threads split statically.
+
+Compute: each op kind is a count of *inner-loop units* with an instruction mix (vector
+FMA/sdot, loads, stores, other); a unit takes max(vector ops / NEON pipes, instructions / issue
+width, memory ops / load-store ports) cycles on a core (the bound llvm-mca reports for a
+steady-state loop; tests/hw/test_cpu_cost_oracle.py cross-checks the GEMM loops).  GEMM-like
+kernels then run at the spec's sustained efficiency (packing, edges, the backward kernels).
+Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
+Memory: socsim.hw.memory simulates the op's MNN-style stream through private L1D/L2 and the
+shared L3/SLC; cache-hit latency overlaps with compute (out-of-order cores) and DRAM time
+overlaps with compute roofline-style (Williams et al., CACM 2009), with the channel shared by
+the threads (socsim.hw.dram).  time = compute cycles / f + the DRAM time left uncovered.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from socsim.hw import dram as dram_mod
+from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
+from socsim.hw.cache.streams import op_macs
+from socsim.hw.memory import op_memory
+from socsim.spec.soc import Cluster, SocSpec
+from socsim.workload.ops import Op
+
+
+@dataclass(frozen=True, slots=True)
+class Mix:
+    """Instructions per inner-loop unit."""
+
+    vec: float      # NEON arithmetic (FMLA / SDOT / FMAX / ADD ...)
+    loads: float
+    stores: float
+    other: float = 0.0  # address arithmetic, loop control
+
+
+# Inner-loop mixes.  GEMM: MNN arm64 12x8 FP32 micro-kernel per k step = 24 FMLA, 5 LDR q
+# (3 for 12 A values, 2 for 8 B values); the INT8 kernel per 4-deep k step = 16 SDOT (8x8 tile
+# of int32 accumulators, 4 lanes each ... 4 SDOT per 4x4 block), 4 LDR q.  Per unit = one FMLA/SDOT.
+GEMM_MIX = Mix(vec=1.0, loads=5 / 24, stores=0.0, other=1 / 24)
+GEMM_MIX_INT8 = Mix(vec=1.0, loads=4 / 16, stores=0.0, other=1 / 16)
+# Depthwise 3x3 (MNN ConvolutionDepthwise3x3 style): per output vector 9 FMLA, 9 LDR (shifted
+# windows loaded, not permuted), 1 STR, ~2 address/loop.  Scaled with kh*kw below.
+DW_MIX_PER_TAP = Mix(vec=1.0, loads=1.0, stores=1 / 9, other=2 / 9)
+# Element-wise: per vector one load per input, one op (two for the backward of activations),
+# one store, one loop/address instruction.
+ELT_MIX = Mix(vec=1.0, loads=1.0, stores=1.0, other=1.0)
+
+# Load/store ports: Cortex-A77 2 load + 1 store AGU (Arm Hot Chips 2019); Cortex-A55 one
+# load/store pipe (A55 TRM).  Keyed by the spec's issue width (6-wide = big, 2-wide = little).
+def _ls_ports(cl: Cluster) -> float:
+    return 2.0 if cl.issue_width >= 4 else 1.0
+
+
+# Memory-level parallelism for cache hits below L1 (misses in flight per core): out-of-order
+# big cores overlap ~8 (A77 L1 has 12 outstanding fills, Arm A77 TRM); the in-order A55 ~2
+# (it stalls on use; the A55 TRM's L1 has 3 linefill buffers, one usually blocking).
+def _mlp(cl: Cluster) -> float:
+    return 8.0 if cl.issue_width >= 4 else 2.0
+
+
+# Fork-join of MNN's thread pool per parallel op: a futex wake-up and a barrier, a few
+# microseconds per extra thread (assumption; Linux futex wake latency is ~2-5 us on phones).
+THREAD_SYNC_S = 3e-6
+
+GEMM_KINDS = {"conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm"}
+DW_KINDS = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad"}
+
+
+def _elt_bytes(dtype: str) -> int:
+    return {"fp32": 4, "int32": 4, "fp16": 2, "int8": 1}.get(dtype, 4)
+
+
+def lanes(dtype: str) -> int:
+    """Elements per 128-bit NEON vector."""
+    return 16 // _elt_bytes(dtype)
+
+
+def unit_cycles(cl: Cluster, mix: Mix) -> float:
+    """Steady-state cycles of one inner-loop unit on a core of ``cl`` (throughput bound)."""
+    return max(mix.vec / cl.neon_pipes_128b,
+               (mix.vec + mix.loads + mix.stores + mix.other) / cl.issue_width,
+               (mix.loads + mix.stores) / _ls_ports(cl))
+
+
+def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
+    """Core cycles for ``share`` of ``op`` on one core of ``cl``, data in L1."""
+    if op.kind in GEMM_KINDS:
+        if op.dtype == "int8":
+            units = op_macs(op) / 16 * share                    # one SDOT = 16 MACs
+            peak = cl.int8_macs_per_cycle / 16                # SDOTs per cycle
+            per = max(unit_cycles(cl, GEMM_MIX_INT8), 1 / peak)
+            return units * per / cl.int8_efficiency
+        units = op_macs(op) / 4 * share                         # one FMLA = 4 MACs
+        per = max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
+        return units * per / cl.fp32_efficiency
+    if op.kind in DW_KINDS:
+        p = op.p
+        taps = p.get("kh", 3) * p.get("kw", 3)
+        outs = max(op_macs(op) // max(taps, 1), 1)
+        mix = Mix(DW_MIX_PER_TAP.vec * taps, DW_MIX_PER_TAP.loads * taps, 1.0, DW_MIX_PER_TAP.other * taps)
+        return outs / lanes(op.dtype) * share * unit_cycles(cl, mix)
+    # element-wise, reductions, pools, data movement
+    elems = max(op.flops, op.out_bytes // _elt_bytes(op.dtype), op.bytes_written // _elt_bytes(op.dtype), 1)
+    ops_per = 2.0 if op.kind.endswith("_bwd") else 1.0
+    mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if op.kind in ("add",) or op.kind.endswith("_bwd") else 1),
+              ELT_MIX.stores, ELT_MIX.other)
+    return elems / lanes(op.dtype) * share * unit_cycles(cl, mix)
+
+
+class CpuCostModel:
+    """Cost of an op on a set of CPU cores (implements socsim.hw.cost.CostModel)."""
+
+    def __init__(self, soc: SocSpec) -> None:
+        self.soc = soc
+        self._memo: dict[tuple, OpCost] = {}
+
+    def supports(self, op: Op) -> bool:
+        return True
+
+    def cost(self, op: Op, cfg: CpuConfig) -> OpCost:
+        key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, op.out_bytes, cfg)
+        c = self._memo.get(key)
+        if c is None:
+            c = self._memo[key] = cpu_cost(self.soc, op, cfg)
+        return c
+
+
+def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
+    if not cfg.cores:
+        raise UnsupportedOp("no CPU cores chosen")
+    cores = tuple(sorted(cfg.cores))
+    n = len(cores)
+    share = 1.0 / n
+    # the slowest core sets the pace of a statically split op
+    per_core = []
+    for c in cores:
+        cl = soc.cpu.cluster_of(c)
+        f = cfg.freq(cl.name)
+        cyc = compute_cycles(op, cl, share)
+        per_core.append((cyc / (f * 1e6), cyc, f, cl))
+    compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
+
+    mem = op_memory(op, "cpu", soc, cores)
+    lv = {l.name: l for l in mem.levels}
+    # accesses served by L2 / L3 / SLC (hits there), per thread, overlapped MLP-wide
+    hit_cycles = 0.0
+    lat = {"L2": slow.l2.hit_latency_cycles, "L3": soc.cpu.l3.hit_latency_cycles,
+           "SLC": soc.cpu.slc.hit_latency_cycles if soc.cpu.slc else 0}
+    for name, cyc_lat in lat.items():
+        if name in lv:
+            hit_cycles += lv[name].hits * cyc_lat
+    hit_cycles = hit_cycles * share / _mlp(slow)
+    core_cycles = max(cycles, hit_cycles)
+    core_s = core_cycles / (f_mhz * 1e6)
+
+    # DRAM: latency-bound per thread (MLP lines in flight) or bandwidth-bound, shared channel
+    kind = "cpu-big" if slow.issue_width >= 4 else "cpu-little"
+    sh = dram_mod.share(soc.dram, kind, {kind: n})
+    dram_s = mem.dram_bytes * share / sh.bandwidth_bps
+    stall_s = max(0.0, dram_s - core_s) + (THREAD_SYNC_S * (n - 1))
+    time_busy = core_s + stall_s
+    activity = 0.25 + 0.75 * (compute_s / time_busy if time_busy else 1.0)
+    busy: dict[str, int] = {}
+    for c in cores:
+        name = soc.cpu.cluster_of(c).name
+        busy[name] = busy.get(name, 0) + 1
+    detail = [("threads", float(n)), ("compute_s", compute_s), ("dram_s", dram_s),
+              ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
+              ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes))]
+    detail += [(f"hit_rate_{l.name}", l.hit_rate) for l in mem.levels]
+    return OpCost.compose(int(core_cycles), f_mhz, stall_s,
+                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(mem.dram_bytes),
+                          activity=min(1.0, activity), busy=tuple(sorted(busy.items())),
+                          detail=tuple(sorted(detail)))

@@ -1,0 +1,76 @@
+"""DRAM as a shared resource: bandwidth and latency from the spec, split among concurrent users.
+
+Units that are busy at the same time (CPU threads, the DSP, the GPU) share the channel.  Each
+sharer is limited by its own memory-level parallelism (Little's law: bytes in flight / latency)
+and all of them together by the achievable bandwidth, which interleaved request streams lower
+further: every extra stream breaks the row-buffer locality of the others (row misses cost
+precharge + activate; Mutlu & Moscibroda, "Stall-Time Fair Memory Access Scheduling", MICRO 2007,
+measure 10-40% lower DRAM throughput with 4 co-running streams than with one).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from socsim.spec.soc import Dram
+
+# Fraction of achievable bandwidth lost per additional concurrent request stream (row-buffer
+# interference), capped below.  Assumption within the 10-40%-for-4-streams range cited above.
+ROW_INTERFERENCE_PER_STREAM = 0.06
+MIN_INTERFERENCE_FACTOR = 0.6
+
+# Bytes a sharer keeps in flight (outstanding line fills incl. hardware prefetch), by kind.
+# cpu-big: Cortex-A77/A78/X1 L2 tracks on the order of 32-48 outstanding transactions
+# (Arm TRMs, L2 memory system); cpu-little: Cortex-A55 L2 ~ 8-16 (A55 TRM); dsp: one demand
+# miss per HVX context in flight (in-order threads; hw:hexagon.memory ddr_access_ns=250 is per
+# access) -- the DSP's figure is per context, see socsim.hw.dsp; gpu: many warps in flight.
+BYTES_IN_FLIGHT = {"cpu-big": 32 * 64, "cpu-little": 12 * 64, "dsp": 128, "gpu": 256 * 64}
+
+
+@dataclass(frozen=True, slots=True)
+class DramShare:
+    """What one sharer gets: bandwidth (bytes/s) and latency (s)."""
+
+    bandwidth_bps: float
+    latency_s: float
+
+    def transfer_s(self, nbytes: float) -> float:
+        return nbytes / self.bandwidth_bps if nbytes else 0.0
+
+
+def achievable_bps(dram: Dram, streams: int = 1) -> float:
+    """Total bandwidth the channel delivers to ``streams`` interleaved request streams."""
+    streams = max(1, int(streams))
+    factor = max(MIN_INTERFERENCE_FACTOR, 1.0 - ROW_INTERFERENCE_PER_STREAM * (streams - 1))
+    return dram.bandwidth_gbs * 1e9 * dram.achievable_fraction * factor
+
+
+def sharer_limit_bps(dram: Dram, kind: str, latency_ns: float | None = None) -> float:
+    """One sharer's own ceiling from the bytes it keeps in flight (Little's law)."""
+    lat = (latency_ns or dram.latency_ns) * 1e-9
+    return BYTES_IN_FLIGHT[kind] / lat
+
+
+def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None) -> DramShare:
+    """Bandwidth one sharer of ``kind`` gets while ``sharers`` (kind -> count, itself included)
+    are busy together: the channel is split evenly among streams, each capped by its own MLP."""
+    sharers = dict(sharers or {kind: 1})
+    sharers.setdefault(kind, 1)
+    n = sum(sharers.values())
+    total = achievable_bps(dram, n)
+    # water-filling: sharers below the fair share keep their limit, the rest split the remainder
+    limits = sorted((sharer_limit_bps(dram, k) for k, c in sharers.items() for _ in range(c)))
+    left, remaining = total, n
+    fair = total / n
+    for lim in limits:
+        fair = left / remaining
+        if lim >= fair:
+            break
+        left -= lim
+        remaining -= 1
+    mine = min(sharer_limit_bps(dram, kind), fair if remaining else total)
+    return DramShare(bandwidth_bps=mine, latency_s=dram.latency_ns * 1e-9)
+
+
+def energy_j(dram: Dram, nbytes: float) -> float:
+    """DRAM access energy of moving ``nbytes`` (spec energy_pj_per_byte)."""
+    return nbytes * dram.energy_pj_per_byte * 1e-12

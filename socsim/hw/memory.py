@@ -1,0 +1,184 @@
+"""Memory behaviour of one op on one unit: cache simulation of its access stream, sampled.
+
+``op_memory(op, unit, soc, cores=..., batch=...)`` builds the unit's hierarchy from the SoC spec
+(CPU: per-core L1D/L2 private, L3 and SLC shared by the threads; DSP: L2 only, HVX bypasses L1,
+VTCM as a scratchpad), runs the op's stream plan (:mod:`socsim.hw.cache.streams`) through it and
+returns hit rates, miss traffic and DRAM bytes.  Large ops are sampled: the first steps of the
+outermost loop are simulated until ``budget`` accesses, the per-step counts of the second half
+of the simulated steps (steady state, caches warm) are extrapolated to the remaining steps.
+docs/memory.md gives the sampling error against full simulation.  Results are memoised per
+(op signature, unit, hierarchy, threads, batch).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from socsim.hw.cache.geometry import CacheGeom
+from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
+from socsim.hw.cache import streams as st
+from socsim.spec.soc import SocSpec
+from socsim.workload.ops import Op
+
+# Accesses simulated per op before extrapolating (about 20-40 ms of simulation).
+DEFAULT_BUDGET = 400_000
+# Always simulate at least this many outer-loop steps (first = cold, rest = steady state).
+MIN_SEGMENTS = 3
+
+CONV_LIKE = {"conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm"}
+PLANE_LIKE = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd", "avgpool", "avgpool_bwd"}
+
+
+@dataclass(frozen=True, slots=True)
+class MemProfile:
+    """Cache and DRAM behaviour of one op (whole op, after extrapolation)."""
+
+    levels: tuple[LevelStats, ...]
+    dram_read_bytes: int
+    dram_write_bytes: int
+    scratch_accesses: int
+    footprint_bytes: int
+    simulated_fraction: float       # fraction of the op's outer-loop steps actually simulated
+    line_bytes: int
+    dram_clean_bytes: int = 0       # of dram_write_bytes: dirty lines cleaned at the op's end
+
+    @property
+    def dram_bytes(self) -> int:
+        return self.dram_read_bytes + self.dram_write_bytes
+
+    @property
+    def dram_lines(self) -> int:
+        return self.dram_bytes // self.line_bytes
+
+    def hit_rates(self) -> dict[str, float]:
+        return {lv.name: lv.hit_rate for lv in self.levels}
+
+    def level(self, name: str) -> LevelStats:
+        for lv in self.levels:
+            if lv.name == name:
+                return lv
+        raise KeyError(name)
+
+
+def plan_for(op: Op, unit: str, threads: int, batch: int | None = None, vtcm_bytes: int = 0,
+             line: int = 64) -> st.StreamPlan:
+    """The stream plan of ``op``'s kernel on ``unit`` ('cpu' or 'dsp')."""
+    if unit == "dsp":
+        b = batch if batch is not None else op.batch
+        if op.kind in CONV_LIKE:
+            return st.dsp_conv_plan(op, threads, b, line, vtcm_bytes)
+        if op.kind in PLANE_LIKE:
+            return st.dsp_plane_plan(op, threads, b, line)
+        return st.eltwise_plan(op, threads, line)
+    if op.kind in CONV_LIKE:
+        return st.cpu_conv_plan(op, threads, line)
+    if op.kind in PLANE_LIKE:
+        return st.cpu_plane_plan(op, threads, line)
+    return st.eltwise_plan(op, threads, line)
+
+
+def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET, flush: bool = False):
+    """Run a plan (sampled); returns (level stats, dram fills, dram writebacks, fraction simulated)."""
+    n = plan.n_segments
+    snaps = []
+    done = 0
+    used = 0
+    while done < n:
+        segs = plan.segment(done)
+        used += sum(s[0].shape[0] for s in segs)
+        hier.run(segs)
+        done += 1
+        snaps.append((hier.counters().copy(), hier.dram_fills, hier.dram_writebacks))
+        if used >= budget and done >= min(n, MIN_SEGMENTS):
+            break
+    cnt, fills, wbs = snaps[-1]
+    cnt = cnt.astype(np.float64)
+    fills, wbs = float(fills), float(wbs)
+    if done < n:
+        m = max(1, done // 2)
+        c0, f0, w0 = snaps[done - 1 - m]
+        rest = (n - done) / m
+        cnt = cnt + (snaps[-1][0] - c0) * rest
+        fills += (snaps[-1][1] - f0) * rest
+        wbs += (snaps[-1][2] - w0) * rest
+    flushed = 0
+    if flush:
+        before = hier.dram_writebacks
+        hier.flush_last()
+        flushed = hier.dram_writebacks - before
+    names = hier.level_names()
+    lbytes = hier.line_bytes()
+    stats = []
+    for i, name in enumerate(names):
+        ls = LevelStats(name, line_bytes=lbytes[i])
+        ls.add_row(cnt[i])
+        stats.append(ls)
+    scratch = hier.scratch_accesses * (n / done)
+    return tuple(stats), int(round(fills)), int(round(wbs)), int(flushed), done / n, int(scratch)
+
+
+# ----------------------------------------------------------------------------- hierarchies
+
+def cpu_private_geoms(soc: SocSpec, core: int) -> tuple[CacheGeom, ...]:
+    cl = soc.cpu.cluster_of(core)
+    return (CacheGeom.from_spec("L1D", cl.l1d), CacheGeom.from_spec("L2", cl.l2))
+
+
+def cpu_shared_geoms(soc: SocSpec) -> tuple[CacheGeom, ...]:
+    g = [CacheGeom.from_spec("L3", soc.cpu.l3)]
+    if soc.cpu.slc is not None:
+        g.append(CacheGeom.from_spec("SLC", soc.cpu.slc))
+    return tuple(g)
+
+
+def op_memory(op: Op, unit: str, soc: SocSpec, cores: tuple[int, ...] = (), threads: int | None = None,
+              batch: int | None = None, budget: int = DEFAULT_BUDGET) -> MemProfile:
+    """Memory profile of ``op`` on ``unit`` ('cpu' with ``cores``, or 'dsp' with ``threads`` HVX
+    contexts and the (padded) ``batch`` the kernel lays out)."""
+    if unit == "cpu":
+        cores = tuple(cores) or (soc.cpu.clusters[-1].core_ids[0],)
+        priv = tuple(cpu_private_geoms(soc, c) for c in cores)
+        return _cpu_memory(op.kind, op.dtype, op.params, int(op.bytes_read), int(op.bytes_written),
+                           priv, cpu_shared_geoms(soc), budget)
+    if unit == "dsp":
+        if soc.dsp is None:
+            raise ValueError(f"{soc.name} has no DSP")
+        l2 = CacheGeom.from_spec("L2", soc.dsp.l2)
+        ctx = threads or soc.dsp.hvx_contexts
+        b = batch if batch is not None else op.batch
+        return _dsp_memory(op.kind, op.dtype, op.params, int(op.bytes_read), int(op.bytes_written),
+                           l2, ctx, b, int(soc.dsp.vtcm_kb * 1024), budget)
+    raise ValueError(f"unknown unit {unit!r}")
+
+
+def _op(kind, dtype, params, rd, wr) -> Op:
+    return Op(name="_mem", kind=kind, phase="forward", layer="_mem", dtype=dtype, params=params,
+              bytes_read=rd, bytes_written=wr)
+
+
+@lru_cache(maxsize=4096)
+def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile:
+    op = _op(kind, dtype, params, rd, wr)
+    threads = len(priv)
+    line = priv[0][0].line_bytes
+    plan = plan_for(op, "cpu", threads, line=line)
+    hier = Hierarchy(private=priv[0], shared=shared, threads=threads, stream_line_bytes=line,
+                     per_thread_private=priv)
+    stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget)
+    last = shared[-1].line_bytes if shared else priv[0][-1].line_bytes
+    return MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last)
+
+
+@lru_cache(maxsize=4096)
+def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, budget) -> MemProfile:
+    op = _op(kind, dtype, params, rd, wr)
+    plan = plan_for(op, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes, line=l2.line_bytes)
+    hier = Hierarchy(private=(), shared=(l2,), threads=contexts, stream_line_bytes=l2.line_bytes,
+                     scratch=plan.scratch)
+    # the op's output leaves the DSP (to the next op or back to the CPU): clean dirty lines
+    stats, fills, wbs, flushed, frac, scratch = simulate(plan, hier, budget, flush=True)
+    lb = l2.line_bytes
+    return MemProfile(stats, fills * lb, (wbs + flushed) * lb, scratch, plan.footprint_bytes, frac, lb,
+                      dram_clean_bytes=flushed * lb)

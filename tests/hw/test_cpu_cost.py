@@ -1,0 +1,75 @@
+"""CPU cost model: compute scaling, slowest core, memory-bound behaviour and thread contention."""
+import pytest
+
+from socsim.hw.cost import CpuConfig
+from socsim.hw.cpu import CpuCostModel
+from socsim.spec import load_soc
+from socsim.workload.ops import Op, make_params
+
+
+@pytest.fixture(scope="module")
+def soc():
+    return load_soc("sd865")
+
+
+@pytest.fixture(scope="module")
+def model(soc):
+    return CpuCostModel(soc)
+
+
+def _cfg(soc, cores, scale=1.0):
+    return CpuConfig(tuple(cores), tuple(sorted((c.name, c.max_mhz * scale) for c in soc.cpu.clusters)))
+
+
+CONV = Op("c", "conv2d", "forward", "l", "fp32", make_params(batch=8, cin=64, h=32, w=32, cout=64, kh=3, kw=3,
+                                                              stride=1, pad=1, groups=1, oh=32, ow=32))
+DW = Op("d", "dwconv2d", "forward", "l", "fp32", make_params(batch=16, cin=96, h=112, w=112, cout=96, kh=3, kw=3,
+                                                              stride=1, pad=1, groups=96, oh=112, ow=112))
+
+
+def test_conv_scales_with_cores(soc, model):
+    t1 = model.cost(CONV, _cfg(soc, [4])).time_s
+    t4 = model.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s
+    assert 3.3 < t1 / t4 <= 4.1          # compute-bound: near-linear
+
+
+def test_depthwise_does_not_scale(soc, model):
+    # memory-bound: 4 big cores are slower than 2 (shared DRAM + row-buffer interference)
+    t2 = model.cost(DW, _cfg(soc, [4, 5])).time_s
+    t4 = model.cost(DW, _cfg(soc, [4, 5, 6, 7])).time_s
+    t1 = model.cost(DW, _cfg(soc, [4])).time_s
+    assert t4 > t2
+    assert t1 / t4 < 2.0
+
+
+def test_slowest_core_sets_pace(soc, model):
+    big = model.cost(CONV, _cfg(soc, [4, 5])).time_s
+    mixed = model.cost(CONV, _cfg(soc, [0, 4])).time_s
+    assert mixed > 1.5 * big
+
+
+def test_memory_bound_op_less_sensitive_to_frequency(soc, model):
+    relu = Op("r", "relu", "forward", "l", "fp32", make_params(n=8 << 20), flops=8 << 20,
+              bytes_read=32 << 20, bytes_written=32 << 20)
+    r_conv = model.cost(CONV, _cfg(soc, [4], 0.5)).time_s / model.cost(CONV, _cfg(soc, [4])).time_s
+    r_relu = model.cost(relu, _cfg(soc, [4], 0.5)).time_s / model.cost(relu, _cfg(soc, [4])).time_s
+    assert r_conv > 1.8 and r_relu < 1.3
+
+
+def test_int8_faster_than_fp32(soc, model):
+    g32 = Op("g", "gemm", "forward", "l", "fp32", make_params(m=512, k=512, n=512))
+    g8 = Op("g", "gemm", "forward", "l", "int8", make_params(m=512, k=512, n=512))
+    assert model.cost(g8, _cfg(soc, [7])).time_s < 0.6 * model.cost(g32, _cfg(soc, [7])).time_s
+
+
+def test_fields_filled(soc, model):
+    c = model.cost(CONV, _cfg(soc, [0, 1, 4]))
+    d = dict(c.detail)
+    assert dict(c.busy) == {"little": 2, "mid": 1}
+    assert 0 < c.activity <= 1 and c.cycles > 0 and c.dram_bytes > 0
+    assert c.time_s == pytest.approx(c.cycles / (c.freq_mhz * 1e6) + c.stall_s, rel=1e-6)
+    assert 0 <= d["hit_rate_L1D"] <= 1 and "hit_rate_L3" in d
+
+
+def test_memoised(soc, model):
+    assert model.cost(CONV, _cfg(soc, [4])) is model.cost(CONV, _cfg(soc, [4]))

@@ -1,0 +1,86 @@
+"""DSP cost model: Table 4 shape, batch padding, unsupported ops, irregular ops."""
+import pytest
+
+from socsim.hw.cost import CpuConfig, DspConfig, UnsupportedOp
+from socsim.hw.cpu import CpuCostModel
+from socsim.hw.dsp import DspCostModel, padded_batch, standalone_time_s
+from socsim.spec import load_soc
+from socsim.workload.ops import Op, make_params
+
+CFG = DspConfig(freq_mhz=500)
+
+
+@pytest.fixture(scope="module")
+def soc():
+    return load_soc("sd865")
+
+
+@pytest.fixture(scope="module")
+def model(soc):
+    return DspCostModel(soc)
+
+
+def _conv(b, hw):
+    return Op("c", "conv2d", "forward", "l", "int8",
+              make_params(batch=b, cin=64, h=hw, w=hw, cout=64, kh=3, kw=3, stride=1, pad=1, groups=1, oh=hw, ow=hw),
+              bytes_read=b * hw * hw * 64 + 64 * 64 * 9, bytes_written=4 * b * hw * hw * 64)
+
+
+def _ms(model, b, hw, **kw):
+    return standalone_time_s(model.cost(_conv(b, hw), DspConfig(500, **kw))) * 1e3
+
+
+def test_table4_shape(model):
+    # pub:dsp_conv_latency_ms: 32x32 batch 32 > 15x batch 4; the 8x8 row stays under 3x
+    assert _ms(model, 32, 32) > 15 * _ms(model, 4, 32)
+    assert _ms(model, 32, 8) < 3 * _ms(model, 4, 8)
+    # padding: batch 8 costs about what 32 does
+    assert _ms(model, 8, 32) > 0.8 * _ms(model, 32, 32)
+
+
+def test_table4_corner_cells_within_30_percent(model):
+    for (b, hw), pub in {(2, 8): 0.63, (32, 32): 68.13, (4, 32): 2.50}.items():
+        assert _ms(model, b, hw) == pytest.approx(pub, rel=0.30)
+
+
+def test_batch_padding_switch(model):
+    assert padded_batch(8, 32) == 32 and padded_batch(4, 32) == 4 and padded_batch(33, 32) == 64
+    assert padded_batch(8, 32, enabled=False) == 8
+    assert _ms(model, 8, 32, batch_padding=False) < 0.3 * _ms(model, 8, 32)
+
+
+def test_call_overhead_not_in_time(model):
+    c = model.cost(_conv(2, 8), CFG)
+    d = dict(c.detail)
+    assert d["call_overhead_s"] > 4e-4
+    assert c.time_s == pytest.approx(c.cycles / 500e6 + c.stall_s, rel=1e-6)
+    assert d["cycles_source"] in (0.0, 1.0) and c.busy == (("dsp", 1),)
+
+
+@pytest.mark.parametrize("kind,dtype", [("batchnorm", "int8"), ("conv2d", "fp32"), ("quantize", "int8"),
+                                        ("softmax", "int8"), ("layernorm", "fp32")])
+def test_unsupported(model, kind, dtype):
+    op = Op("x", kind, "forward", "l", dtype, make_params(n=1000, batch=1, cin=4, h=4, w=4, cout=4, kh=1, kw=1))
+    assert not model.supports(op)
+    with pytest.raises(UnsupportedOp):
+        model.cost(op, CFG)
+
+
+def test_irregular_ops_slow_on_dsp(soc, model):
+    # pub:op_latency_ms_cpu_vs_dsp: Transpose 25 vs 3, WeightRotate 20 vs 4, Slice 17 vs 4 ms
+    cpu = CpuCostModel(soc)
+    cfg = CpuConfig((4, 5), tuple(sorted((c.name, c.max_mhz) for c in soc.cpu.clusters)))
+    n = 64 * 64 * 32 * 32
+    ratio = {}
+    for kind in ("transpose", "weight_rotate", "slice"):
+        op = Op("t", kind, "forward", "l", "int8", make_params(n=n), flops=n, bytes_read=n, bytes_written=n)
+        ratio[kind] = model.cost(op, CFG).time_s / cpu.cost(op, cfg).time_s
+    assert ratio["transpose"] > ratio["weight_rotate"] > ratio["slice"] > 3
+
+
+def test_elementwise_and_requant(model):
+    n = 1 << 20
+    st = Op("q", "requant_static", "forward", "l", "int32", make_params(n=n), bytes_read=4 * n, bytes_written=n)
+    dy = Op("q", "requant_dynamic", "forward", "l", "int32", make_params(n=n), bytes_read=4 * n, bytes_written=n)
+    # pub:dynamic_rescale: dynamic rescaling costs well above static (two passes, store + reload)
+    assert model.cost(dy, CFG).time_s >= 1.5 * model.cost(st, CFG).time_s
