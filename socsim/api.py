@@ -88,7 +88,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every)
     try:
-        engine = Engine(spec, wl, sched, recorder, progress)
+        engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
         stats = engine.run()
         summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         if tmp is not None:

@@ -239,7 +239,7 @@ def validate(file):
         return
     wl = load_workload(file)
     from socsim.engine.context import build_graph
-    g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision)
+    g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision, file)
     from socsim.sched.registry import create
     create(wl.scheduler.name, wl.scheduler.options, file=file)
     out_console.print(f"ok: workload {wl.name}: {wl.model} {wl.input} batch {wl.batch_size}, "

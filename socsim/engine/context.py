@@ -15,7 +15,8 @@ from socsim.spec.workload import Workload
 from socsim.workload.ops import Op
 
 
-def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str):
+def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str,
+                file: str | None = None):
     """Model zoo -> training graph -> precision translation; model errors become InputErrors."""
     from socsim.errors import InputError
     from socsim.workload.graph import training_graph
@@ -26,15 +27,16 @@ def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch:
     try:
         return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
     except ModelError as e:
-        raise InputError(e.message, field=e.field, value=e.value) from None
+        raise InputError(e.message, file=file, field=e.field, value=e.value) from None
 
 
 class PlanContext:
     """The planning view of a run.  ``profile`` is the cost model, memoised."""
 
-    def __init__(self, soc: SocSpec, workload: Workload, oracle: CostOracle) -> None:
+    def __init__(self, soc: SocSpec, workload: Workload, oracle: CostOracle, file: str | None = None) -> None:
         self.soc = soc
         self.workload = workload
+        self.file = file
         self.oracle = oracle
         self.rng = np.random.default_rng(workload.seed)
         self._graphs: dict[tuple, Any] = {}
@@ -48,7 +50,7 @@ class PlanContext:
         key = (precision or w.precision, batch or w.batch_size)
         g = self._graphs.get(key)
         if g is None:
-            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0])
+            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file)
         return g
 
     # -- cores and operating points ----------------------------------------------------

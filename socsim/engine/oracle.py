@@ -51,7 +51,7 @@ class CostOracle:
 
     def cost(self, op: Op, unit: str, cfg) -> OpCost | None:
         """The op's cost on ``unit`` at ``cfg``, or None if the unit cannot run it."""
-        key = (op.signature, op.macs, op.bytes_read, op.bytes_written, unit, cfg)
+        key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, unit, cfg)
         if key in self._memo:
             return self._memo[key]
         try:

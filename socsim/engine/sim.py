@@ -65,14 +65,14 @@ class RunStats:
 
 class Engine:
     def __init__(self, soc: SocSpec, workload: Workload, scheduler, recorder: Recorder | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 progress: Callable[[int, int], None] | None = None, file: str | None = None) -> None:
         self.soc = soc
         self.workload = workload
         self.scheduler = scheduler
         self.recorder = recorder or NullRecorder()
         self.progress = progress
         self.oracle = CostOracle(soc, workload.dsp.batch_padding)
-        self.pctx = PlanContext(soc, workload, self.oracle)
+        self.pctx = PlanContext(soc, workload, self.oracle, file)
         self.walker = self.pctx.walker
         self.power = self.walker.power
         self.rails = self.walker.rails
@@ -140,6 +140,8 @@ class Engine:
         _check_plan(plan, self.soc)
         self.rctx.plan = plan
         self.stats.first_plan = plan
+        if plan.label:
+            self.stats.plan_labels.append(plan.label)
         self.stats.battery_start_soc = self.battery.soc
         self._plan = plan
         for load in self.workload.environment.foreground_loads:
@@ -448,6 +450,7 @@ class Engine:
         for c in load.cores:
             self._interference[c] = max(self._interference.get(c, 0.0), load.utilization)
         self.rctx.interference_cores = tuple(sorted(self._interference))
+        self.rctx.now_s = env.now
         self.recorder.instant(env.now, "engine", "foreground start", f"{load.name} cores={load.cores}")
         ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, True, load.name)
         self._apply(self.scheduler.on_interference(self.rctx, ev))
@@ -455,6 +458,7 @@ class Engine:
         for c in load.cores:
             self._interference.pop(c, None)
         self.rctx.interference_cores = tuple(sorted(self._interference))
+        self.rctx.now_s = env.now
         self.recorder.instant(env.now, "engine", "foreground end", load.name)
         ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, False, load.name)
         self._apply(self.scheduler.on_interference(self.rctx, ev))
@@ -465,6 +469,7 @@ class Engine:
             if step.at_s > env.now:
                 yield env.timeout(step.at_s - env.now)
             budget = int(step.mb * (1 << 20))
+            self.rctx.now_s = env.now
             self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MB")
             self._apply(self.scheduler.on_memory_pressure(self.rctx, budget))
 

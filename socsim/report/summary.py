@@ -51,7 +51,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "gpu_ops": stats.counts["gpu_ops"] // n,
             "switches": stats.counts["switches"] // n,
             "cpu_cores": list(plan.cpu_cores) if plan else [],
-            "plans": stats.plan_labels or ([plan.label] if plan else []),
+            "plans": stats.plan_labels,
             "config_switches": stats.config_switches,
         },
         "memory": {

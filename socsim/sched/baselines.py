@@ -1,17 +1,64 @@
 """Baseline training frameworks: the same graph, run as each framework runs it.
 
-mnn-fp32     MNN, FP32 on the CPU (4 big cores by default), graph built once.
+mnn-fp32     MNN, FP32 on the CPU (4 big cores by default), graph built once.  The reference
+             the others are described against.
 mnn-int8     MNN with the INT8 training algorithm (NITI) on CPU NEON (sdot), same cores.
-tflite-fp32  TFLite, FP32 on the CPU; re-prepares its interpreter graph every batch.
-mnn-fp32-gpu MNN's OpenCL backend: FP32 on the GPU, the CPU drives it.
-pytorch      PyTorch mobile: FP32 with as many threads as big cores.
+tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter graph every
+             batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
+mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once.
+pytorch      PyTorch mobile: FP32 with as many threads as big cores (SEEDS.md 3), whatever the
+             workload's cpu.cores; eager autograd pays a dispatch cost per op every batch.
+
+The differences are modelled (per-batch overheads on the host core, kernel efficiency relative to
+MNN's as a scaling of the op's work), not labels: the cost models see different work.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from socsim.sched.api import BaseScheduler, Plan
 from socsim.sched.common import single_unit_plan
+from socsim.workload.ops import Op
+
+# TFLite re-prepares its interpreter (tensor allocation, op Prepare()) every training batch:
+# 304 ms per batch for VGG-16 (pub:dsp_graph_preparation_ms.VGG16.tflite; MNN 212 ms when it
+# re-prepares).  VGG-16/CIFAR-10 training at batch 64 is 132 ops in this model's graph, so the
+# cost is charged per op: 304 / 132 = 2.3 ms.
+TFLITE_PREP_S_PER_OP = 0.304 / 132
+# Kernel throughput relative to MNN's (1.0 = MNN).  Assumptions, from how each framework runs
+# training: TFLite's forward ops and the error gradients (lowered to CONV_2D/TRANSPOSE_CONV
+# builtins) run on XNNPACK, which is within ~15% of MNN on ARM CPUs (MNN, Jiang et al. MLSys
+# 2020, Fig. 8: MNN 8-45% faster than TF-Lite on CPU inference); the weight gradients
+# (Conv2DBackpropFilter) have no TFLite builtin and run through the Flex delegate's TensorFlow
+# (Eigen) kernel, assumed at 0.6x MNN's hand-written NEON kernel.
+TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "update": 1.0}
+# PyTorch mobile: eager execution through the dispatcher and autograd, ~30 us of host CPU per op
+# per batch on a big core (assumption: the PyTorch dispatcher costs ~10 us per op on desktop
+# CPUs, about 3x that on a phone core).  Its conv kernels (XNNPACK forward; im2col + GEMM
+# backward) are assumed 0.9x / 0.75x MNN's.
+PYTORCH_DISPATCH_S_PER_OP = 30e-6
+PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
+
+
+def scale_work(op: Op, efficiency: float) -> Op:
+    """The op as a kernel of relative ``efficiency`` runs it: its arithmetic divided by the
+    efficiency (traffic unchanged), so every cost model sees the slower kernel."""
+    if efficiency == 1.0 or (op.macs == 0 and op.flops == 0):
+        return op
+    return replace(op, macs=round(op.macs / efficiency), flops=round(op.flops / efficiency),
+                   attrs=tuple(sorted(dict(op.attrs, kernel_efficiency=f"{efficiency:g}").items())))
+
+
+class _Scaled:
+    """A graph whose ops run at framework-specific kernel efficiencies (phase -> factor)."""
+
+    def __init__(self, graph, eff: dict[str, float]) -> None:
+        self.ops = tuple(scale_work(op, eff.get(op.phase, 1.0)) for op in graph.ops)
+        self.batch = graph.batch
+        self.peak_memory_bytes = graph.peak_memory_bytes
+        self.live_bytes = graph.live_bytes
 
 
 class CpuOptions(BaseModel):
@@ -24,14 +71,28 @@ class _CpuBaseline(BaseScheduler):
     framework = ""
     default_cores = "big4"
 
+    efficiency: dict[str, float] = {}
+
     def plan(self, ctx) -> Plan:
         graph = ctx.graph(self.precision)
-        cores = ctx.cores(self.options.cores, default=self.default_cores) if self.options.cores else ctx.cores(default=self.default_cores)
-        return single_unit_plan(graph, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}",
-                                cpu_graph_prep_s=self.graph_prep_s(ctx, graph))
+        cores = self.cores(ctx)
+        run = _Scaled(graph, self.efficiency) if self.efficiency else graph
+        return single_unit_plan(run, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}",
+                                cpu_graph_prep_s=self.graph_prep_s(ctx, graph),
+                                prep_overheads=self.overheads(ctx, graph))
+
+    def cores(self, ctx) -> tuple[int, ...]:
+        if self.options.cores:
+            return ctx.cores(self.options.cores, default=self.default_cores)
+        return ctx.cores(default=self.default_cores)
 
     def graph_prep_s(self, ctx, graph) -> float:
+        """Framework graph preparation on the host core, every batch."""
         return 0.0
+
+    def overheads(self, ctx, graph) -> tuple[tuple[str, float], ...]:
+        """Other per-batch host-core overheads."""
+        return ()
 
 
 class MnnFp32(_CpuBaseline):
@@ -50,3 +111,47 @@ class Octo(_CpuBaseline):
     name = "octo"
     precision = "octo"
     description = "Octo: INT8 training with loss-aware compensation on CPU NEON (ATC '21)"
+
+
+class TfliteFp32(_CpuBaseline):
+    name = "tflite-fp32"
+    precision = "fp32"
+    description = "TFLite FP32 training on the CPU (4 big cores), graph re-prepared every batch"
+    efficiency = TFLITE_EFFICIENCY
+
+    def graph_prep_s(self, ctx, graph) -> float:
+        return TFLITE_PREP_S_PER_OP * len(graph.ops)
+
+
+class PyTorch(_CpuBaseline):
+    name = "pytorch"
+    precision = "fp32"
+    description = "PyTorch mobile FP32 training, as many threads as big cores (Swan's baseline)"
+    efficiency = PYTORCH_EFFICIENCY
+
+    def cores(self, ctx) -> tuple[int, ...]:
+        if self.options.cores:
+            return ctx.cores(self.options.cores)
+        from socsim.engine.cores import big_cores
+        return tuple(big_cores(ctx.soc))
+
+    def overheads(self, ctx, graph) -> tuple[tuple[str, float], ...]:
+        return (("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops)),)
+
+
+class GpuOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MnnFp32Gpu(BaseScheduler):
+    name = "mnn-fp32-gpu"
+    precision = "fp32"
+    description = "MNN FP32 training on the GPU (OpenCL), every op on the GPU"
+    Options = GpuOptions
+
+    def plan(self, ctx) -> Plan:
+        if ctx.soc.gpu is None:
+            from socsim.errors import ScheduleError
+            raise ScheduleError(f"{ctx.soc.name} has no GPU", field="scheduler.name", value=self.name)
+        graph = ctx.graph(self.precision)
+        return single_unit_plan(graph, "gpu", (), f"{self.name} gpu")

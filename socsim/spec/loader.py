@@ -30,19 +30,29 @@ class _Lines:
         return None
 
 
-def _construct(node: yaml.Node, path: tuple, lines: _Lines, loader: yaml.SafeLoader) -> Any:
+MAX_DEPTH = 64  # no socsim file nests deeper; a recursive alias would nest forever
+
+
+def _construct(node: yaml.Node, path: tuple, lines: _Lines, loader: yaml.SafeLoader,
+               depth: int = 0) -> Any:
+    if depth > MAX_DEPTH:
+        raise InputError(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)",
+                         field=".".join(map(str, path[:8])) or None, line=node.start_mark.line + 1)
     lines.lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         for k_node, v_node in node.value:
+            if not isinstance(k_node, yaml.ScalarNode):
+                raise InputError("a mapping key must be a plain value, not a list or mapping",
+                                 field=".".join(map(str, path)) or None, line=k_node.start_mark.line + 1)
             key = loader.construct_object(k_node, deep=True)
             if key in out:
                 raise InputError("duplicate key", field=".".join(map(str, path + (key,))),
                                  line=k_node.start_mark.line + 1)
-            out[key] = _construct(v_node, path + (key,), lines, loader)
+            out[key] = _construct(v_node, path + (key,), lines, loader, depth + 1)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, path + (i,), lines, loader) for i, v in enumerate(node.value)]
+        return [_construct(v, path + (i,), lines, loader, depth + 1) for i, v in enumerate(node.value)]
     return loader.construct_object(node, deep=True)
 
 
@@ -67,6 +77,12 @@ def parse_yaml(text: str, name: str = "<string>") -> tuple[Any, _Lines]:
             data = None if node is None else _construct(node, (), lines, loader)
         finally:
             loader.dispose()
+    except yaml.reader.ReaderError as e:
+        # the reader reports a character position, not a line: count the lines up to it
+        line = text.count("\n", 0, max(0, e.position)) + 1
+        raise InputError(f"malformed YAML: unacceptable character #x{e.character:04x}"
+                         if isinstance(e.character, int) else f"malformed YAML: {e.reason}",
+                         file=name, line=line) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or str(e)

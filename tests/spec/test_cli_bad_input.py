@@ -117,20 +117,11 @@ def test_unknown_scheduler_option(tmp_path):
               "scheduler.name", "nosuch-sched")
 
 
-# Gap: errors raised while building the training graph (socsim.engine.context.build_graph) carry
-# field and value but not the workload file; `socsim run` and `socsim validate` should add it
-# (e.g. catch InputError with file None and re-raise with file=the workload path).
-MODEL_ERROR_NO_FILE = pytest.mark.xfail(
-    strict=True, reason="graph-building InputErrors (unknown model, input too small) do not name the workload file")
-
-
-@MODEL_ERROR_NO_FILE
 def test_unknown_model(tmp_path):
     p = _wl(tmp_path, model="nosuchnet")
     _expect_2(_run(tmp_path, ["run", "--soc", "sd865", str(p)]), "wl.yaml", "model", "nosuchnet")
 
 
-@MODEL_ERROR_NO_FILE
 def test_input_too_small_for_model(tmp_path):
     p = _wl(tmp_path, model="vgg16", input=[3, 8, 8])
     _expect_2(_run(tmp_path, ["run", "--soc", "sd865", str(p)]), "wl.yaml", "input", "too small")
@@ -160,8 +151,8 @@ def test_set_without_equals(tmp_path):
 @pytest.mark.parametrize("changes,needles", [
     ({"batch_size": 0}, ["batch_size", "0"]),
     ({"precision": "fp64"}, ["precision", "fp64"]),
-    pytest.param({"model": "nosuchnet"}, ["model", "nosuchnet"], marks=MODEL_ERROR_NO_FILE),
-    pytest.param({"model": "vgg16", "input": [3, 8, 8]}, ["input", "too small"], marks=MODEL_ERROR_NO_FILE),
+    ({"model": "nosuchnet"}, ["model", "nosuchnet"]),
+    ({"model": "vgg16", "input": [3, 8, 8]}, ["input", "too small"]),
     ({"scheduler": {"name": "nosuch-sched"}}, ["scheduler.name", "nosuch-sched"]),
 ])
 def test_validate_bad_workload(tmp_path, changes, needles):

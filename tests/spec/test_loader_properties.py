@@ -183,23 +183,17 @@ QUICKSTART_TEXT = (workloads_dir() / "quickstart.yaml").read_text()
 BAD_TOKENS = ["\t", ": :", "[", "]", "{", "}", '"', "'", "&a", "*a", "%", "@", "`", "- ", ": ", "\n  x", "!!",
               "|", ">", "#", ",", "?"]
 
-# Loader bugs found by these tests (socsim/spec/loader.py, not fixed here): a flow collection used
-# as a mapping key raises TypeError (unhashable), a recursive alias raises RecursionError, and a
-# reader error (a control character) carries no line.  The examples below pin them as xfail(strict)
-# so they flag once fixed; the property tests skip those inputs until then.
-KNOWN_BUG_TYPES = (TypeError, RecursionError)
+# Regression examples below: a flow collection used as a mapping key, a recursive alias and a
+# control character (a reader error, which carries a position but no mark) all give InputErrors
+# with a line.
 
 
 def _parse_or_line(text: str) -> None:
     try:
         parse_yaml(text, "w.yaml")
     except InputError as e:
-        if e.line is None and "special characters are not allowed" in e.message:
-            reject()  # known gap: ReaderError has no problem_mark
         assert e.file == "w.yaml"
         assert e.line is not None and 1 <= e.line <= text.count("\n") + 2, e
-    except KNOWN_BUG_TYPES:
-        reject()
 
 
 @settings(max_examples=200, deadline=None)
@@ -222,20 +216,17 @@ def test_malformed_yaml_examples(text):
     assert ei.value.line is not None and ei.value.file == "w.yaml"
 
 
-@pytest.mark.xfail(strict=True, reason="loader bug: unhashable (flow collection) mapping key raises TypeError")
 @pytest.mark.parametrize("text", ["{[1]: 2}\n", "? [a]\n: b\n", "{? {a: 1}: 2}\n"])
 def test_unhashable_key_is_input_error(text):
     with pytest.raises(InputError):
         parse_yaml(text, "w.yaml")
 
 
-@pytest.mark.xfail(strict=True, reason="loader bug: recursive alias recurses without bound (RecursionError)")
 def test_recursive_alias_is_input_error():
     with pytest.raises(InputError):
         parse_yaml("a: &x [*x]\n", "w.yaml")
 
 
-@pytest.mark.xfail(strict=True, reason="loader gap: yaml ReaderError has no problem_mark, so no line")
 def test_control_character_error_has_line():
     with pytest.raises(InputError) as ei:
         parse_yaml("name: x\nmodel: \x00\n", "w.yaml")

@@ -1,0 +1,363 @@
+"""Sage (MobiSys '22): memory-efficient DNN training on mobile GPUs (SEEDS.md section 2).
+
+Sage optimises the unified forward+backward training graph (operator fusion and subgraph
+reduction, :mod:`socsim.sched.fusion`) and manages memory at run time under a budget that may
+change while training (:mod:`socsim.sched.memory`):
+
+none                 run the whole mini-batch; fails if it does not fit
+static-checkpoint    keep one stored activation in every sqrt(n), recompute the rest
+static-accumulation  two micro-batches of half the mini-batch
+dgc                  dynamic gradient checkpointing: evict the stored tensor with the lowest
+                     recompute latency / size until the peak fits the budget
+dga                  dynamic gradient accumulation: micro-batches as large as fit (32 -> 20+12)
+hybrid (default)     shrink the micro-batch while it stays >= MTP (the size below which the GPU
+                     is under-utilised, pub:gpu_micro_batch_tipping_point = 6 for ResNet-50);
+                     below that, checkpoint at the MTP (and smaller only if that cannot fit)
+
+The budget is ``options.budget_mb``, else the workload's ``environment.memory_budget_mb`` (a
+number, or a profile of ``{at_s, mb}`` steps delivered through ``on_memory_pressure``).  Every
+budget of the profile is planned up front, so a budget below the minimum feasible fails before
+the run with a :class:`~socsim.errors.ScheduleError` naming the field and value.  A new plan takes
+effect at the next batch boundary (the engine switches plans between batches; Sage itself
+re-splits mid-iteration).
+
+Batch-norm caveat: with micro-batching, BN statistics here are per micro-batch (as gradient
+accumulation computes them); matching mini-batch BN exactly needs the statistics computed
+separately over the mini-batch (Sage 3.4.2), which this model does not charge for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from socsim.errors import ScheduleError
+from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.sched.fusion import fuse, reduce_subgraphs
+from socsim.sched.memory import Infeasible, Schedule, greedy_split, simulate, static_checkpoints
+from socsim.workload.costs import is_persistent
+from socsim.workload.ops import Op
+
+MB = 1 << 20
+
+# JIT compilation of the fused OpenCL kernels when a new shape is first run: 260 ms for ResNet-50
+# on the Galaxy Note 20 (pub:gpu_micro_batch_tipping_point.jit_compile_ms_resnet50_note20), which
+# is 136 distinct fused kernels at batch 32 in this model (fusion + subgraph reduction): about
+# 1.9 ms per distinct kernel.
+JIT_S_PER_KERNEL = 0.260 / 136
+
+STRATEGIES = ("none", "static-checkpoint", "static-accumulation", "dgc", "dga", "hybrid")
+
+
+class SageOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    strategy: Literal["none", "static-checkpoint", "static-accumulation", "dgc", "dga", "hybrid"] = Field(
+        "hybrid", description="memory management under the budget")
+    mtp: int = Field(6, ge=1, description="micro-batch tipping point (pub:gpu_micro_batch_tipping_point)")
+    unit: Literal["gpu", "cpu"] = Field("gpu", description="processor that trains")
+    cores: str | list[int] | None = Field(None, description="CPU cores when unit=cpu (default big4)")
+    budget_mb: float | None = Field(None, gt=0, description="overrides environment.memory_budget_mb")
+    budget_mode: Literal["adaptive", "fixed"] = Field(
+        "adaptive", description="adaptive: follow a budget profile; fixed: plan once for its lowest step")
+    fusion: bool = True
+    subgraph_reduction: bool = True
+    kw: int = Field(5, ge=1, description="subgraph reduction: variadic (distinct) inputs < kw")
+    kh: int = Field(5, ge=1, description="subgraph reduction: chained (monadic) nodes < kh")
+    jit_compile: bool = Field(True, description="charge JIT compilation of new kernel shapes")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A micro-batch split and the schedule of each distinct micro-batch size (in split order)."""
+
+    split: tuple[int, ...]
+    parts: tuple[Schedule, ...]
+
+    @property
+    def peak(self) -> int:
+        return max(p.peak for p in self.parts)
+
+    @property
+    def recomputes(self) -> int:
+        return sum(p.recomputes for p in self.parts)
+
+    @property
+    def evictions(self) -> int:
+        return sum(p.evictions for p in self.parts)
+
+
+class Sage(BaseScheduler):
+    name = "sage"
+    precision = "fp32"
+    description = "Sage: graph optimisation + DGC/DGA/hybrid memory management under a budget (GPU)"
+    Options = SageOptions
+
+    def __init__(self, options: SageOptions | None = None) -> None:
+        super().__init__(options)
+        self._kernels: dict[int, tuple] = {}
+        self._schedules: dict[tuple, Schedule | None] = {}
+        self._decisions: dict[int | None, Decision] = {}
+        self._plans: dict[tuple, Plan] = {}
+        self._compiled: set[tuple] = set()
+        self._steady: Plan | None = None
+        self._events: list[dict[str, Any]] = []
+        self._stats: dict[str, Any] = {}
+        self._peak = 0
+        self._jit_s = 0.0
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, ctx) -> Plan:
+        self.ctx = ctx
+        o = self.options
+        wl = ctx.workload
+        self.batch = wl.batch_size
+        self.cores = ctx.cores(o.cores, default="big4") if o.unit == "cpu" else ()
+        self._field = "scheduler.options.budget_mb" if o.budget_mb is not None else "environment.memory_budget_mb"
+        budgets = self._budget_steps(ctx)
+        self._pending_steps = list(budgets)
+        static = o.strategy in ("none", "static-checkpoint", "static-accumulation")
+        self.adaptive = o.budget_mode == "adaptive" and not static and len(budgets) > 1
+        first = budgets[0][1] if self.adaptive else _min_budget(budgets)
+        for _, b in budgets if self.adaptive else [(0.0, first)]:
+            self.decide(b)  # fail before the run if any step of the profile is infeasible
+        self._describe(ctx)
+        return self._switch_to(self.decide(first), first, 0.0, 0)
+
+    def _budget_steps(self, ctx) -> list[tuple[float, int | None]]:
+        if self.options.budget_mb is not None:
+            return [(0.0, int(self.options.budget_mb * MB))]
+        raw = ctx.workload.environment.memory_budget_mb
+        if isinstance(raw, list):
+            steps = sorted(raw, key=lambda s: s.at_s)
+            return [(s.at_s, int(s.mb * MB)) for s in steps]
+        return [(0.0, ctx.memory_budget_bytes(0.0))]
+
+    # -- the memory model of one micro-batch size -----------------------------------------
+    def kernels(self, m: int) -> tuple[tuple[Op, ...], Any]:
+        """Micro-batch ``m``'s training graph after subgraph reduction and fusion."""
+        hit = self._kernels.get(m)
+        if hit is None:
+            o = self.options
+            ops = self.ctx.graph(self.precision, m).ops
+            sr = fs = None
+            if o.subgraph_reduction:
+                ops, sr = reduce_subgraphs(ops, o.kw, o.kh)
+            outs = None
+            if o.fusion:
+                ops, outs, fs = fuse(ops)
+            hit = self._kernels[m] = (ops, outs)
+            if m == self.batch:
+                if sr is not None:
+                    self._stats["subgraph_reduction"] = {"tensors": sr.reduced,
+                                                         "bytes_not_stored": sr.bytes_not_stored}
+                if fs is not None:
+                    self._stats["fusion"] = {"ops": fs.ops_before, "kernels": fs.kernels_after,
+                                             "traffic_saved_bytes": fs.bytes_saved,
+                                             "tensors_elided": fs.tensors_elided}
+        return hit
+
+    def schedule(self, m: int, budget: int | None = None, static: bool = False) -> Schedule | None:
+        """Micro-batch ``m`` run with no budget, under ``budget`` (DGC), or with static
+        sqrt(n) checkpointing; None if it cannot fit."""
+        key = (m, budget, static)
+        if key in self._schedules:
+            return self._schedules[key]
+        kernels, outs = self.kernels(m)
+        g = self.ctx.graph(self.precision, m)
+        base = g.persistent_bytes + g.input_bytes // m * (self.batch - m)  # rest of the mini-batch stays loaded
+        forced, keep = static_checkpoints(kernels, outs) if static else (frozenset(), frozenset())
+        try:
+            s = simulate(kernels, g.input_bytes, base, outputs=outs, budget_bytes=budget,
+                         evict_after_forward=forced, keep=keep, latency_s=self._latency)
+        except Infeasible:
+            s = None
+        self._schedules[key] = s
+        return s
+
+    def plain(self, m: int) -> Schedule:
+        s = self.schedule(m)
+        assert s is not None
+        return s
+
+    def _latency(self, op: Op) -> float:
+        return self.ctx.profile(op, self.options.unit, self.cores or None)
+
+    # -- the strategies -------------------------------------------------------------------
+    def decide(self, budget: int | None) -> Decision:
+        d = self._decisions.get(budget)
+        if d is None:
+            d = self._decisions[budget] = self._decide(budget)
+        return d
+
+    def _decide(self, budget: int | None) -> Decision:
+        o, b = self.options, self.batch
+        s = o.strategy
+        if s == "static-checkpoint":
+            p = self.schedule(b, static=True)
+            assert p is not None
+            return self._check(Decision((b,), (p,)), budget, "static checkpointing, one in sqrt(n) kept")
+        if s == "static-accumulation":
+            split = greedy_split(b, -(-b // 2))
+            return self._check(Decision(split, tuple(self.plain(m) for m in _sizes(split))), budget,
+                               "static accumulation, two half-batch micro-batches")
+        if s == "none" or budget is None:
+            return self._check(Decision((b,), (self.plain(b),)), budget, "no memory management")
+        if s == "dgc":
+            p = self.schedule(b, budget)
+            if p is None:
+                self._infeasible(budget, f"DGC at the full batch of {b}", lambda x: self.schedule(b, x))
+            return Decision((b,), (p,))  # type: ignore[arg-type]
+        m_fit = self._largest_fitting(budget)
+        if s == "dga":
+            if m_fit == 0:
+                self._infeasible(budget, "DGA down to micro-batch 1", lambda x: self.plain(1) if self.plain(1).peak <= x else None)
+            split = greedy_split(b, m_fit)
+            return Decision(split, tuple(self.plain(m) for m in _sizes(split)))
+        # hybrid: DGA while the micro-batch stays at or above the MTP, then checkpoint
+        if m_fit >= min(o.mtp, b):
+            split = greedy_split(b, m_fit)
+            return Decision(split, tuple(self.plain(m) for m in _sizes(split)))
+        for m in range(min(o.mtp, b), 0, -1):
+            split = greedy_split(b, m)
+            parts = [self.schedule(x, budget) for x in _sizes(split)]
+            if all(p is not None for p in parts):
+                return Decision(split, tuple(parts))  # type: ignore[arg-type]
+        self._infeasible(budget, "hybrid down to micro-batch 1 with checkpointing", lambda x: self.schedule(1, x))
+        raise AssertionError  # pragma: no cover
+
+    def _largest_fitting(self, budget: int) -> int:
+        lo, hi = 0, self.batch  # the plain peak grows with m: binary search the largest that fits
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.plain(mid).peak <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def _check(self, d: Decision, budget: int | None, what: str) -> Decision:
+        if budget is not None and d.peak > budget:
+            self._infeasible(budget, what, None, d.peak)
+        return d
+
+    def _infeasible(self, budget: int, what: str, fits, need: int | None = None) -> None:
+        """Raise the ScheduleError, with the smallest feasible budget found by bisection."""
+        if need is None:
+            lo, hi = budget, max(budget, 1) * 2
+            while fits(hi) is None:
+                lo, hi = hi, hi * 2
+            while hi - lo > MB:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if fits(mid) is not None else (mid, hi)
+            need = hi
+        wl = self.ctx.workload
+        raise ScheduleError(
+            f"memory budget {budget / MB:.0f} MB is below the minimum feasible {need / MB:.0f} MB for "
+            f"{wl.model} batch {self.batch} with sage strategy '{self.options.strategy}' ({what})",
+            field=self._field, value=round(budget / MB, 3))
+
+    # -- plans ----------------------------------------------------------------------------
+    def build_plan(self, d: Decision, jit_s: float = 0.0) -> Plan:
+        key = (d.split, tuple(id(p) for p in d.parts), jit_s > 0)
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        unit = self.options.unit
+        by_size = dict(zip(_sizes(d.split), d.parts))
+        steps: list[Step] = []
+        mem: list[int] = []
+        for i, m in enumerate(d.split):
+            p = by_size[m]
+            for k, live in zip(p.kernels, p.memory):
+                if k.phase == "update":
+                    continue
+                if i > 0 and _writes_weight_grad(k):
+                    k = replace(k, bytes_read=k.bytes_read + k.weight_bytes)  # accumulate
+                label = f"mb{i}:{k.name}" if len(d.split) > 1 else ""
+                steps.append(Step(k, unit, label))
+                mem.append(live)
+        last = by_size[d.split[-1]]
+        for k, live in zip(last.kernels, last.memory):
+            if k.phase == "update":
+                steps.append(Step(k, unit))
+                mem.append(live)
+        peak = max(mem)
+        split_txt = "+".join(map(str, d.split))
+        ck = f", {d.recomputes} recomputes" if d.recomputes else ""
+        plan = Plan(steps=tuple(steps), cpu_cores=tuple(self.cores), micro_batches=d.split,
+                    peak_memory_bytes=peak, step_memory=tuple(mem),
+                    prep_overheads=(("jit-compile", jit_s),) if jit_s > 0 else (),
+                    label=f"sage {self.options.strategy} {split_txt}{ck}")
+        self._plans[key] = plan
+        return plan
+
+    def _switch_to(self, d: Decision, budget: int | None, t_s: float, batch: int) -> Plan:
+        steady = self.build_plan(d)
+        self._peak = max(self._peak, steady.peak_memory_bytes)
+        self._events.append({
+            "t_s": round(t_s, 6), "batch": batch,
+            "budget_mb": None if budget is None else round(budget / MB, 3),
+            "micro_batches": list(d.split), "evictions": d.evictions, "recompute_kernels": d.recomputes,
+            "peak_mb": round(steady.peak_memory_bytes / MB, 3)})
+        self._steady = steady
+        new = {k.signature for p in d.parts for k in p.kernels} - self._compiled
+        if self.options.jit_compile and new and self.options.unit == "gpu":
+            self._compiled |= new
+            jit = JIT_S_PER_KERNEL * len(new)
+            self._jit_s += jit
+            return self.build_plan(d, jit)
+        return steady
+
+    # ------------------------------------------------------------------ runtime hooks
+    def on_batch_start(self, ctx, batch: int) -> Plan | None:
+        if self._steady is not None and ctx.plan is not self._steady and ctx.plan.prep_overheads:
+            return self._steady  # kernels compiled: back to the steady plan
+        return None
+
+    def on_memory_pressure(self, ctx, budget_bytes: int) -> Plan | None:
+        if not self.adaptive:
+            return None
+        # the profile step that fired (RunContext.now_s is only updated at batch boundaries)
+        t_s = ctx.now_s
+        for i, (at_s, b) in enumerate(self._pending_steps):
+            if b == budget_bytes:
+                t_s = at_s
+                del self._pending_steps[: i + 1]
+                break
+        d = self.decide(budget_bytes)
+        if self._steady is not None and self.build_plan(d) is self._steady:
+            return None
+        return self._switch_to(d, budget_bytes, t_s, ctx.batch)
+
+    # ------------------------------------------------------------------ reporting
+    def _describe(self, ctx) -> None:
+        self._stats["unoptimised_peak_bytes"] = int(ctx.graph(self.precision, self.batch).peak_memory_bytes)
+        self._stats["optimised_peak_bytes"] = self.plain(self.batch).peak
+
+    def summary_extra(self) -> dict[str, Any]:
+        bn = self.batch in self._kernels and any("batchnorm" in (k.attr("fused") or k.kind)
+                                                 for k in self._kernels[self.batch][0])
+        out = {"strategy": self.options.strategy, "unit": self.options.unit, "mtp": self.options.mtp,
+               "peak_memory_bytes": self._peak, "splits": self._events,
+               "split_sequence": ["+".join(map(str, e["micro_batches"])) for e in self._events],
+               "jit_compile_s": round(self._jit_s, 6), **self._stats}
+        if bn:
+            out["batchnorm_note"] = ("micro-batched BN uses per-micro-batch statistics; mini-batch "
+                                     "statistics would need a separate pass (not charged)")
+        return out
+
+
+def _sizes(split: tuple[int, ...]) -> tuple[int, ...]:
+    """Distinct micro-batch sizes in order of first appearance."""
+    return tuple(dict.fromkeys(split))
+
+
+def _writes_weight_grad(k: Op) -> bool:
+    fused = k.attr("fused") or k.kind
+    return k.phase == "weight_grad" or "wgrad" in fused or (is_persistent(k) and k.phase != "update")
+
+
+def _min_budget(budgets: list[tuple[float, int | None]]) -> int | None:
+    vals = [b for _, b in budgets if b is not None]
+    return min(vals) if vals else None

@@ -1,0 +1,221 @@
+"""Swan (arXiv 2206.04687): choosing CPU cores for on-device training without hurting the user
+(SEEDS.md section 3).
+
+Execution choices are CPU core sets: for every CPU type, the first 1..n cores of that type in id
+order ("4567", "456", "45", "4", "0123", "012", "01", "0" on a 4 big + 4 little SoC).  Each
+choice is profiled on the idle phone (``ctx.estimate``: one batch's latency and whole-phone
+energy, hence power).  Choices are ordered by cost: any big core costs more than any little
+core, the prime core more than other big cores, more cores of a type more than fewer.  Sorted by
+latency, a choice is pruned when a cheaper one is as fast or faster (no real trade-off).
+
+Control loop, after every batch: stop if the phone is not charging or the battery is below the
+threshold; decline training (stop) if the battery is hotter than 35 C; if the batch took more
+than 1.1x its choice's profiled latency (a foreground app interferes), downgrade to the next
+cheaper choice; after 2 minutes of simulated time without interference, try the next costlier
+choice again.  Swan runs on PyTorch, so its choices run PyTorch's kernels and per-op dispatch
+(the same model as the ``pytorch`` baseline, :mod:`socsim.sched.baselines`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from socsim.engine import dvfs
+from socsim.engine.cores import big_cores, clusters_of, little_cores
+from socsim.errors import InputError
+from socsim.sched.api import BaseScheduler, BatchRecord, Plan
+from socsim.sched.baselines import (PYTORCH_DISPATCH_S_PER_OP, PYTORCH_EFFICIENCY, _Scaled)
+from socsim.sched.common import single_unit_plan
+
+
+class SwanOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    choices: list[str] | None = Field(
+        None, description="core sets as digit strings (e.g. ['4567', '45', '0']); default: per SoC")
+    framework: Literal["pytorch", "mnn"] = Field("pytorch", description="kernels the choices run")
+    require_charging: bool = True
+    min_battery: float = Field(0.2, ge=0, le=1, description="stop below this state of charge")
+    max_battery_temp_c: float = Field(35.0, description="decline training above this battery temperature")
+    interference_ratio: float = Field(1.1, gt=1, description="batch latency / profiled latency that means interference")
+    upgrade_after_s: float = Field(120.0, gt=0, description="try a costlier choice after this long without interference")
+
+
+@dataclass(frozen=True)
+class Choice:
+    name: str                 # "4567"
+    cores: tuple[int, ...]
+    cost: tuple[int, ...]     # sort key: (uses big, prime cores, big cores, little cores)
+    latency_s: float = 0.0    # mean over the settled governor cycle
+    energy_j: float = 0.0
+    latency_max_s: float = 0.0  # slowest batch of that cycle: the interference reference
+
+    @property
+    def power_w(self) -> float:
+        return self.energy_j / self.latency_s if self.latency_s > 0 else 0.0
+
+
+def core_set_choices(soc) -> list[tuple[int, ...]]:
+    """The first 1..n cores of each CPU type, most cores first, big types before little."""
+    out: list[tuple[int, ...]] = []
+    for pool in (big_cores(soc), little_cores(soc)):
+        for k in range(len(pool), 0, -1):
+            c = tuple(pool[:k])
+            if c not in out:
+                out.append(c)
+    return out
+
+
+def cost_key(soc, cores: tuple[int, ...]) -> tuple[int, ...]:
+    """Swan's cost order as a sort key: any big > any little, prime > other big, more > fewer."""
+    clusters = soc.cpu.clusters
+    prime = set(clusters[-1].core_ids) if len(clusters) > 2 else set()
+    little = set(little_cores(soc)) if len(clusters) > 1 else set()
+    n_prime = sum(1 for c in cores if c in prime)
+    n_little = sum(1 for c in cores if c in little)
+    n_big = len(cores) - n_little
+    return (int(n_big > 0), n_prime, n_big, n_little)
+
+
+def settled_profile(ctx, plan: Plan, rounds: int = 8) -> tuple[float, float, float]:
+    """Profile ``plan`` as a few batches on the idle phone measure it: the workload's governor
+    picks each batch's frequencies from the previous batch's load (the engine's own
+    :func:`~socsim.engine.dvfs.cluster_frequencies`), until the frequencies repeat.  Returns
+    (mean latency, mean energy, slowest latency) over the repeating cycle."""
+    soc, wl = ctx.soc, ctx.workload
+    used = {c.name for c in clusters_of(soc, plan.cpu_cores)}
+    counts = {c.name: sum(1 for i in plan.cpu_cores if i in c.core_ids) for c in soc.cpu.clusters}
+    util: dict[str, float] = {}
+    prev: dict[str, float] = {}
+    seen: list[tuple] = []
+    runs: list[tuple[float, float]] = []
+    for _ in range(rounds):
+        f = dvfs.cluster_frequencies(soc, plan.governor or wl.cpu.governor, wl.cpu.freq,
+                                     plan.cpu_freq_mhz, used, util, prev)
+        key = tuple(sorted(f.items()))
+        if key in seen:
+            cycle = runs[seen.index(key):]
+            return (sum(t for t, _ in cycle) / len(cycle), sum(e for _, e in cycle) / len(cycle),
+                    max(t for t, _ in cycle))
+        seen.append(key)
+        freq_used = {k: v for k, v in f.items() if k in used}
+        t, e = ctx.estimate(plan, freq=freq_used)
+        runs.append((t, e))
+        full = dict(f)
+        if soc.dsp is not None:
+            full["dsp"] = ctx.dsp_mhz
+        if soc.gpu is not None:
+            full["gpu"] = soc.gpu.opps[-1].freq_mhz
+        tpl = ctx.walker.template(plan, full, False)
+        util = {c: tpl.busy_s.get(c, 0.0) / tpl.duration_s / counts[c] for c in used if tpl.duration_s > 0}
+        prev = f
+    return (sum(t for t, _ in runs) / len(runs), sum(e for _, e in runs) / len(runs), max(t for t, _ in runs))
+
+
+def prune(choices: list[Choice]) -> tuple[list[Choice], list[Choice]]:
+    """Sort by latency; drop every choice costlier than a cheaper one that is as fast or faster.
+    Returns (kept, fastest first; pruned)."""
+    ordered = sorted(choices, key=lambda c: (c.latency_s, c.cost))
+    kept, pruned = [], []
+    for c in ordered:
+        dominated = any(o.cost < c.cost and o.latency_s <= c.latency_s for o in choices)
+        (pruned if dominated else kept).append(c)
+    return kept, pruned
+
+
+class Swan(BaseScheduler):
+    name = "swan"
+    precision = "fp32"
+    description = "Swan: core-set exploration, pruning and interference-driven downgrade/upgrade"
+    Options = SwanOptions
+
+    def __init__(self, options: SwanOptions | None = None) -> None:
+        super().__init__(options)
+        self.kept: list[Choice] = []
+        self.pruned: list[Choice] = []
+        self.plans: list[Plan] = []
+        self.level = 0                       # index into kept (0 = fastest, costliest)
+        self.last_quiet_from_s = 0.0         # time since which no interference was seen
+        self.events: list[dict[str, Any]] = []
+        self.interfered_batches = 0
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, ctx) -> Plan:
+        soc = ctx.soc
+        sets = self._sets(ctx)
+        graph = ctx.graph(self.precision)
+        pytorch = self.options.framework == "pytorch"
+        run = _Scaled(graph, PYTORCH_EFFICIENCY) if pytorch else graph
+        over = (("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops)),) if pytorch else ()
+        profiled: list[Choice] = []
+        plans: dict[str, Plan] = {}
+        for cores in sets:
+            name = "".join(map(str, cores))
+            plan = single_unit_plan(run, "cpu", cores, f"swan {name}", prep_overheads=over)
+            t, e, t_max = settled_profile(ctx, plan)
+            profiled.append(Choice(name, cores, cost_key(soc, cores), t, e, t_max))
+            plans[name] = plan
+        self.kept, self.pruned = prune(profiled)
+        self.plans = [plans[c.name] for c in self.kept]
+        self._by_label = {p.label: i for i, p in enumerate(self.plans)}
+        self.level = 0
+        return self.plans[0]
+
+    def _sets(self, ctx) -> list[tuple[int, ...]]:
+        if self.options.choices is None:
+            return core_set_choices(ctx.soc)
+        out = []
+        for s in self.options.choices:
+            if not s.isdigit():
+                raise InputError("a core set is a string of core ids like '4567'",
+                                 field="scheduler.options.choices", value=s)
+            out.append(ctx.cores(sorted({int(ch) for ch in s})))
+        return out
+
+    # ------------------------------------------------------------------ the control loop
+    def on_batch_end(self, ctx, batch: int, record: BatchRecord) -> Plan | None:
+        o = self.options
+        if o.require_charging and not ctx.charging:
+            ctx.stop("swan: phone not charging")
+            return None
+        if ctx.battery_soc < o.min_battery:
+            ctx.stop(f"swan: battery below {o.min_battery:.0%}")
+            return None
+        if ctx.battery_temp_c > o.max_battery_temp_c:
+            ctx.stop(f"swan: battery at {ctx.battery_temp_c:.1f} C > {o.max_battery_temp_c:g} C, training declined")
+            return None
+        ran = self._by_label.get(record.plan_label, self.level)
+        expected = self.kept[ran].latency_max_s
+        ratio = record.time_s / expected if expected > 0 else 1.0
+        if ratio > o.interference_ratio:
+            self.interfered_batches += 1
+            self.last_quiet_from_s = ctx.now_s
+            if ran == self.level and self.level < len(self.kept) - 1:
+                return self._move(ctx, batch, self.level + 1, "downgrade", ratio)
+            return None
+        if self.level > 0 and ctx.now_s - self.last_quiet_from_s >= o.upgrade_after_s:
+            self.last_quiet_from_s = ctx.now_s
+            return self._move(ctx, batch, self.level - 1, "upgrade", ratio)
+        return None
+
+    def _move(self, ctx, batch: int, level: int, kind: str, ratio: float) -> Plan:
+        self.events.append({"t_s": round(ctx.now_s, 6), "batch": batch, "event": kind,
+                            "from": self.kept[self.level].name, "to": self.kept[level].name,
+                            "latency_ratio": round(ratio, 4)})
+        self.level = level
+        return self.plans[level]
+
+    # ------------------------------------------------------------------ reporting
+    def summary_extra(self) -> dict[str, Any]:
+        def row(c: Choice) -> dict[str, Any]:
+            return {"cores": c.name, "latency_s": round(c.latency_s, 6), "energy_j": round(c.energy_j, 6),
+                    "latency_max_s": round(c.latency_max_s, 6),
+                    "power_w": round(c.power_w, 4)}
+        return {"choices": [row(c) for c in self.kept], "pruned": [row(c) for c in self.pruned],
+                "start": self.kept[0].name if self.kept else None,
+                "final": self.kept[self.level].name if self.kept else None,
+                "events": self.events,
+                "downgrades": sum(1 for e in self.events if e["event"] == "downgrade"),
+                "upgrades": sum(1 for e in self.events if e["event"] == "upgrade"),
+                "interfered_batches": self.interfered_batches}

@@ -1,0 +1,72 @@
+"""The framework baselines differ as modelled: per-batch overheads and kernel efficiencies."""
+from __future__ import annotations
+
+import pytest
+
+import socsim
+from socsim.engine.context import PlanContext
+from socsim.engine.oracle import CostOracle
+from socsim.sched.baselines import (PYTORCH_DISPATCH_S_PER_OP, TFLITE_PREP_S_PER_OP, MnnFp32,
+                                    MnnFp32Gpu, MnnInt8, Octo, PyTorch, TfliteFp32, scale_work)
+from socsim.spec import load_soc, workload_from_dict
+
+SOC = load_soc("sd865")
+WL = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=32, batches=3,
+          cpu={"cores": "big2"})
+
+
+def ctx(**over):
+    return PlanContext(SOC, workload_from_dict({**WL, **over}), CostOracle(SOC))
+
+
+def test_tflite_prepares_its_graph_every_batch():
+    c = ctx()
+    n = len(c.graph("fp32").ops)
+    assert TfliteFp32().plan(c).cpu_graph_prep_s == pytest.approx(TFLITE_PREP_S_PER_OP * n)
+    assert MnnFp32().plan(c).cpu_graph_prep_s == 0
+    # calibration: VGG-16/CIFAR-10 at batch 64 re-prepares in 304 ms (pub:dsp_graph_preparation_ms)
+    v = PlanContext(SOC, workload_from_dict({**WL, "model": "vgg16", "input": [3, 32, 32], "batch_size": 64}),
+                    CostOracle(SOC))
+    assert TfliteFp32().plan(v).cpu_graph_prep_s == pytest.approx(0.304, rel=1e-6)
+
+
+def test_tflite_gradient_kernels_do_more_work_than_mnns():
+    c = ctx()
+    t = {s.op.name: s.op for s in TfliteFp32().plan(c).steps}
+    m = {s.op.name: s.op for s in MnnFp32().plan(c).steps}
+    wg = [n for n, op in m.items() if op.phase == "weight_grad" and op.macs]
+    assert wg and all(t[n].macs > m[n].macs for n in wg)
+    op = m[wg[0]]
+    assert scale_work(op, 1.0) is op and scale_work(op, 0.5).macs == 2 * op.macs
+
+
+def test_pytorch_uses_every_big_core_and_pays_dispatch():
+    c = ctx()
+    p = PyTorch().plan(c)
+    assert p.cpu_cores == (4, 5, 6, 7)          # as many threads as big cores, not cpu.cores=big2
+    assert MnnFp32().plan(c).cpu_cores == (4, 5)
+    (name, s), = p.prep_overheads
+    assert name == "autograd-dispatch" and s == pytest.approx(PYTORCH_DISPATCH_S_PER_OP * len(p.steps))
+
+
+def test_gpu_baseline_runs_everything_on_the_gpu():
+    p = MnnFp32Gpu().plan(ctx())
+    assert p.count("gpu") == len(p.steps) and p.count("cpu") == 0
+    assert all(s.op.dtype == "fp32" for s in p.steps)
+
+
+def test_existing_baselines_still_plan():
+    c = ctx()
+    assert any(s.op.dtype == "int8" for s in MnnInt8().plan(c).steps)
+    assert Octo().plan(c).label.startswith("octo")
+
+
+def test_tflite_slower_than_mnn_by_at_least_its_preparation():
+    mnn = socsim.run("sd865", WL, scheduler="mnn-fp32").summary
+    tfl = socsim.run("sd865", WL, scheduler="tflite-fp32").summary
+    n = mnn["placement"]["cpu_ops"]
+    gap = tfl["per_batch"]["time_s"] - mnn["per_batch"]["time_s"]
+    assert gap >= TFLITE_PREP_S_PER_OP * n
+    assert tfl["per_batch"]["energy_j"] > mnn["per_batch"]["energy_j"]
+    gpu = socsim.run("sd865", WL, scheduler="mnn-fp32-gpu").summary
+    assert gpu["placement"]["gpu_ops"] == n and gpu["placement"]["cpu_ops"] == 0

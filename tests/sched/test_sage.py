@@ -1,0 +1,184 @@
+"""Sage: graph optimisation, memory management under a budget (SEEDS.md 2)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import socsim
+from socsim.cli import main
+from socsim.engine.context import PlanContext
+from socsim.engine.oracle import CostOracle
+from socsim.errors import ScheduleError
+from socsim.sched.fusion import fuse, op_class, reduce_subgraphs
+from socsim.sched.memory import greedy_split, simulate, static_checkpoints
+from socsim.sched.sage import Sage, SageOptions
+from socsim.spec import load_soc, workload_from_dict
+from socsim.workload.graph import graph_for
+
+MB = 1 << 20
+SOC = load_soc("sd865")
+
+
+def workload(model="resnet50", inp=(3, 224, 224), batch=32, budget=None, batches=2, **opts):
+    return dict(name="t", model=model, input=list(inp), num_classes=1000, batch_size=batch,
+                batches=batches, scheduler={"name": "sage", "options": opts},
+                environment={"memory_budget_mb": budget})
+
+
+def plan_for(wl: dict):
+    w = workload_from_dict(wl)
+    sched = Sage(SageOptions(**w.scheduler.options))
+    plan = sched.plan(PlanContext(SOC, w, CostOracle(SOC)))
+    return sched, plan
+
+
+# ------------------------------------------------------------------ graph optimisation
+def test_fusion_follows_the_operator_classes():
+    g = graph_for("resnet18", (3, 64, 64), 10, 4)
+    kernels, outs, stats = fuse(g.ops)
+    assert stats.kernels_after < stats.ops_before and stats.bytes_saved > 0
+    for k in kernels:
+        kinds = (k.attr("fused") or k.kind).split("+")
+        assert sum(1 for x in kinds if op_class(type("O", (), {"kind": x})) == "asym") <= 1
+    fused = [k.attr("fused") for k in kernels if k.attr("fused")]
+    assert "batchnorm+relu" in fused                      # asymmetrical + element-wise
+    assert not any(f.startswith("conv2d+batchnorm") for f in fused)  # never two asymmetrical
+    # outputs read outside a kernel stay materialised: every tensor a kernel reads exists
+    names = {n for o in outs for n, _ in o} | {"input"}
+    persistent = {op.name for op in g.ops if op.attr("persistent") == "1"}
+    for k in kernels:
+        assert set(k.inputs) <= names | persistent
+
+
+def test_opaque_ops_never_fuse():
+    g = graph_for("bert-small", (64, 512), 2, 2)
+    kernels, _, _ = fuse(g.ops)
+    for k in kernels:
+        f = k.attr("fused")
+        assert f is None or "embedding" not in f
+
+
+def test_subgraph_reduction_stores_less_and_respects_kh():
+    g = graph_for("resnet18", (3, 64, 64), 10, 4)
+    ops, st_ = reduce_subgraphs(g.ops)
+    assert st_.reduced > 0
+    base = simulate(g.ops, g.input_bytes, g.persistent_bytes).peak
+    assert simulate(ops, g.input_bytes, g.persistent_bytes).peak < base
+    assert any(op.name.endswith("@sr") for op in ops)
+    none, st1 = reduce_subgraphs(g.ops, kh=1)   # a chain of one node is already >= Kh
+    assert st1.reduced == 0 and none == g.ops
+
+
+def test_simulate_without_budget_is_liveness():
+    g = graph_for("mobilenetv2", (3, 64, 64), 10, 4)
+    s = simulate(g.ops, g.input_bytes, g.persistent_bytes)
+    assert np.array_equal(np.asarray(s.memory), g.live_bytes())
+
+
+def test_greedy_split_and_static_checkpoints():
+    assert greedy_split(32, 20) == (20, 12)
+    assert greedy_split(32, 14) == (14, 14, 4)
+    assert greedy_split(32, 40) == (32,)
+    g = graph_for("resnet18", (3, 64, 64), 10, 4)
+    ev, keep = static_checkpoints(g.ops)
+    assert keep and not ev & keep
+    s = simulate(g.ops, g.input_bytes, g.persistent_bytes, evict_after_forward=ev, keep=keep)
+    assert s.peak < simulate(g.ops, g.input_bytes, g.persistent_bytes).peak and s.recomputes > 0
+
+
+# ------------------------------------------------------------------ budgets
+SMALL = dict(model="resnet18", inp=(3, 96, 96), batch=16)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(budget_mb=st.floats(40, 400), strategy=st.sampled_from(["hybrid", "dgc", "dga"]))
+def test_sage_never_exceeds_its_budget(budget_mb, strategy):
+    try:
+        _, plan = plan_for(workload(**SMALL, budget=budget_mb, strategy=strategy))
+    except ScheduleError as e:
+        assert e.field == "environment.memory_budget_mb" and "minimum feasible" in e.message
+        return
+    assert plan.peak_memory_bytes <= budget_mb * MB
+    assert max(plan.step_memory) == plan.peak_memory_bytes
+    assert sum(plan.micro_batches) == 16
+
+
+def test_split_sequence_adapts_as_the_budget_drops():
+    steps = [{"at_s": 0, "mb": 2500}, {"at_s": 5, "mb": 1500}, {"at_s": 10, "mb": 1000},
+             {"at_s": 15, "mb": 600}, {"at_s": 20, "mb": 400}]
+    wl = workload(batches=7)
+    wl["environment"]["memory_budget_mb"] = steps
+    s = socsim.run("sd865", wl).summary
+    info = s["scheduler_info"]
+    assert info["split_sequence"][:4] == ["32", "24+8", "14+14+4", "7+7+7+7+4"]
+    last = info["splits"][-1]
+    assert last["micro_batches"][0] == 6 and last["recompute_kernels"] > 0  # at the MTP: checkpoint
+    for e in info["splits"]:
+        assert e["peak_mb"] <= e["budget_mb"]
+    assert [e["t_s"] for e in info["splits"]] == [0, 5, 10, 15, 20]
+    assert s["placement"]["plans"][0].startswith("sage hybrid 32")
+
+
+def test_dga_before_dgc_on_a_mobile_gpu():
+    """Sage's finding: at moderate budgets micro-batching (>= MTP) beats checkpointing."""
+    times = {}
+    for strategy in ("hybrid", "dgc"):
+        w = workload_from_dict(workload(budget=1200, strategy=strategy))
+        sched = Sage(SageOptions(strategy=strategy, jit_compile=False))
+        ctx = PlanContext(SOC, w, CostOracle(SOC))
+        plan = sched.plan(ctx)
+        assert plan.peak_memory_bytes <= 1200 * MB
+        times[strategy] = ctx.estimate(plan)[0]
+        if strategy == "hybrid":
+            assert len(plan.micro_batches) > 1 and min(plan.micro_batches[:-1]) >= 6
+    assert times["hybrid"] < times["dgc"]
+
+
+def test_hybrid_checkpoints_below_the_mtp_instead_of_tiny_micro_batches():
+    sched, hyb = plan_for(workload(budget=380, strategy="hybrid"))
+    _, dga = plan_for(workload(budget=380, strategy="dga"))
+    assert hyb.micro_batches[0] >= 4 and max(dga.micro_batches) < hyb.micro_batches[0]
+
+
+def test_static_baselines():
+    _, acc = plan_for(workload(strategy="static-accumulation"))
+    assert acc.micro_batches == (16, 16)
+    _, none = plan_for(workload(strategy="none"))
+    _, ck = plan_for(workload(strategy="static-checkpoint"))
+    assert ck.peak_memory_bytes < none.peak_memory_bytes
+    assert any(s.op.name.endswith("@rc") for s in ck.steps)
+
+
+def test_fusion_and_reduction_lower_memory_and_time():
+    ctx_w = workload_from_dict(workload())
+    ctx = PlanContext(SOC, ctx_w, CostOracle(SOC))
+    on = Sage(SageOptions(jit_compile=False)).plan(ctx)
+    off = Sage(SageOptions(fusion=False, subgraph_reduction=False, jit_compile=False)).plan(ctx)
+    assert on.peak_memory_bytes < off.peak_memory_bytes
+    assert len(on.steps) < len(off.steps)
+    assert ctx.estimate(on)[0] < ctx.estimate(off)[0]
+
+
+def test_infeasible_budget_is_a_schedule_error_and_cli_exit_2(tmp_path):
+    with pytest.raises(ScheduleError) as e:
+        plan_for(workload(budget=100))
+    assert e.value.field == "environment.memory_budget_mb" and e.value.value == 100
+    assert "minimum feasible" in e.value.message
+    wl = tmp_path / "w.yaml"
+    wl.write_text("name: t\nmodel: resnet50\ninput: [3, 224, 224]\nnum_classes: 1000\nbatch_size: 32\n"
+                  "batches: 1\nscheduler: {name: sage}\nenvironment: {memory_budget_mb: 100}\n")
+    r = CliRunner().invoke(main, ["run", "--soc", "sd865", str(wl), "--quiet"])
+    assert r.exit_code == 2
+    assert "memory_budget_mb" in r.output and "minimum feasible" in r.output
+
+
+def test_summary_reports_peak_and_splits():
+    s = socsim.run("sd865", workload(budget=1000, batches=2)).summary
+    info = s["scheduler_info"]
+    assert info["peak_memory_bytes"] <= 1000 * MB
+    assert s["memory"]["peak_bytes"] == info["peak_memory_bytes"]
+    assert info["split_sequence"] == ["14+14+4"] and "batchnorm_note" in info
+    assert info["fusion"]["kernels"] < info["fusion"]["ops"]
+    assert s["placement"]["gpu_ops"] > 0 and s["placement"]["cpu_ops"] == 0
