@@ -203,6 +203,37 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
 
 
 @main.command()
+@click.option("--soc", required=True, help="comma-separated SoC names (a fleet of phones)")
+@click.argument("workload")
+@click.option("--schedulers", default=None, help="comma-separated scheduler names")
+@click.option("--grid", multiple=True, metavar="KEY=V1,V2", help="sweep a workload field over values")
+@click.option("--jobs", type=int, default=1, show_default=True, help="parallel processes")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--json", "json_path", default=None)
+@click.option("--quiet", is_flag=True)
+@click.option("--deterministic", is_flag=True)
+def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic):
+    """Run WORKLOAD over SoCs x schedulers x --grid values (process pool, or Ray)."""
+    from socsim.api import dump_json
+    from socsim.report.console import sweep_table
+    from socsim.sweep import parse_grid, sweep as do_sweep
+
+    if jobs < 1:
+        raise InputError("must be at least 1", field="--jobs", value=jobs)
+    socs = [s.strip() for s in soc.split(",") if s.strip()]
+    scheds = [s.strip() for s in schedulers.split(",")] if schedulers else None
+    prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5)
+    try:
+        rows = do_sweep(workload, socs, scheds, parse_grid(list(grid)), jobs, backend, deterministic, prog)
+    finally:
+        prog.close()
+    if json_path:
+        _write_atomic(json_path, dump_json({"points": rows}))
+    if not quiet and json_path != "-":
+        out_console.print(sweep_table(rows))
+
+
+@main.command()
 @click.argument("run_dir")
 def report(run_dir):
     """Regenerate the trace and HTML report of a run directory (from socsim run --out)."""

@@ -53,6 +53,18 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
     return t
 
 
+def sweep_table(rows: list[dict[str, Any]]) -> Table:
+    t = Table(title="socsim sweep")
+    for col in ("soc", "scheduler", "set", "time/batch", "energy/batch", "peak C", "peak mem"):
+        t.add_column(col)
+    for r in rows:
+        s, p = r["summary"], r["point"]
+        t.add_row(p["soc"], s["scheduler"], " ".join(f"{k}={v}" for k, v in p["set"].items()),
+                  f"{s['per_batch']['time_s'] * 1e3:.1f} ms", f"{s['per_batch']['energy_j']:.3f} J",
+                  f"{s['thermal']['peak_c']:.1f}", _fmt_bytes(s["memory"]["peak_bytes"]))
+    return t
+
+
 def op_table(r: dict[str, Any]) -> Table:
     t = Table(title=f"{r['kind']} on {r['unit']} of {r['soc']}", show_header=False)
     t.add_column("metric", style="bold")

@@ -1,0 +1,30 @@
+"""socsim sweep: SoCs x schedulers x grid, in order, in parallel."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from socsim.cli import main
+
+QUICK = str(Path(__file__).resolve().parents[2] / "workloads" / "quickstart.yaml")
+
+
+def test_sweep_grid_in_order_with_two_jobs(tmp_path):
+    out = tmp_path / "sweep.json"
+    r = CliRunner().invoke(main, ["sweep", "--soc", "sd865,sd888", QUICK, "--grid", "batch_size=16,64",
+                                  "--grid", "batches=5", "--jobs", "2", "--json", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    pts = json.loads(out.read_text())["points"]
+    assert [(p["point"]["soc"], p["point"]["set"]["batch_size"]) for p in pts] == \
+        [("sd865", "16"), ("sd865", "64"), ("sd888", "16"), ("sd888", "64")]
+    t = {(p["point"]["soc"], p["summary"]["batch_size"]): p["summary"]["per_batch"]["time_s"] for p in pts}
+    assert t[("sd865", 64)] > t[("sd865", 16)]
+
+
+def test_sweep_bad_grid_exits_2(tmp_path):
+    r = CliRunner().invoke(main, ["sweep", "--soc", "sd865", QUICK, "--grid", "batch_size"])
+    assert r.exit_code == 2 and "--grid" in r.output
+    r = CliRunner().invoke(main, ["sweep", "--soc", "nosuch", QUICK])
+    assert r.exit_code == 2 and "nosuch" in r.output
