@@ -109,7 +109,8 @@ class BatchWalker:
             dur = fastrpc.graph_prep_s(soc.fastrpc, plan.count("dsp"), plan.dsp_graph_bytes)
             yield Seg(dur, host_core, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), {}, 0, mem_base, None)
-        for name, dur in plan.prep_overheads:
+        # re-preparing evicted subgraphs: not in a batch that prepares the whole graph anyway
+        for name, dur in (() if prep else plan.prep_overheads):
             yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), {}, 0, mem_base, None)
         if plan.cpu_graph_prep_s > 0:
@@ -121,7 +122,7 @@ class BatchWalker:
             mem = mem_base if plan.step_memory is None else int(plan.step_memory[k])
             if unit != cur:
                 if "dsp" in (unit, cur):
-                    crossing = max(op.bytes_read - op.weight_bytes, 0)
+                    crossing = fastrpc.crossing_bytes(op)
                     dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)

@@ -94,7 +94,7 @@ class Engine:
         self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
         self._interference: dict[int, float] = {}  # core -> foreground utilisation
         self._pending_plan: Plan | None = None
-        self._dsp_prepared = False
+        self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
         self._freqs: dict[str, float] = {}
         self._util: dict[str, float] = {}
         # sampling state: energy since the last sample boundary, cumulative rail energy
@@ -171,7 +171,7 @@ class Engine:
                 yield from self._config_switch()
             plan = self._plan
             freqs = self._frequencies(plan)
-            prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and not self._dsp_prepared)
+            prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and id(plan) not in self._dsp_prepared)
             fg = tuple(sorted(self._interference.items()))
             key = (id(plan), tuple(sorted(freqs.items())), prep, fg)
             t0 = self.env.now
@@ -184,7 +184,7 @@ class Engine:
                 tpl = hit[1]
                 yield self.env.timeout(tpl.duration_s)
             if prep:
-                self._dsp_prepared = True
+                self._dsp_prepared.add(id(plan))
                 self.stats.dsp_prepared_batches += 1
             if self.recorder.keeps_batch(b):
                 for s in tpl.slices:
@@ -283,12 +283,17 @@ class Engine:
         return self.cores[int(name[3:])]
 
     def _utilisation(self, plan: Plan, tpl: BatchTemplate) -> dict[str, float]:
-        """Busy fraction of the plan's cores in each cluster over a batch (for schedutil)."""
+        """Busy fraction of the plan's cores in each cluster while the CPU side is active (for
+        schedutil).  While the calling thread sleeps in a FastRPC call or waits for the GPU, its
+        PELT utilisation decays; schedutil ramps the clock back within a few ms of the CPU ops
+        resuming (rate limit ~ms), so those ops run at the clock their own load sets: the
+        accelerator time is left out of the denominator."""
         out = {}
+        active = tpl.duration_s - tpl.busy_s.get("dsp", 0.0) - tpl.busy_s.get("gpu", 0.0)
         for c in self.soc.cpu.clusters:
             n = sum(1 for i in plan.cpu_cores if i in c.core_ids)
-            if n and tpl.duration_s > 0:
-                out[c.name] = tpl.busy_s.get(c.name, 0.0) / tpl.duration_s / n
+            if n and active > 0:
+                out[c.name] = tpl.busy_s.get(c.name, 0.0) / active / n
         return out
 
     def _cpu_share(self, cores: tuple[int, ...]) -> float:

@@ -9,8 +9,15 @@ copy rate is calibrated so a switch in VGG-class training costs what Mandheling 
 from __future__ import annotations
 
 from socsim.spec.soc import FastRpc
+from socsim.workload.ops import Op
 
 MB = 1 << 20
+
+
+def crossing_bytes(op: Op) -> int:
+    """Bytes a CPU<->DSP switch right before ``op`` moves: the op's activation inputs (its
+    operands minus its weights, which live on the DSP side once prepared)."""
+    return max(op.bytes_read - op.weight_bytes, 0)
 
 
 def invoke_s(rpc: FastRpc) -> float:

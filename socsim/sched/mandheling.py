@@ -1,0 +1,361 @@
+"""Mandheling: mixed-precision (NITI INT8) training offloaded to the Hexagon DSP (MobiCom '22).
+
+Four techniques, each switchable for the ablation (SEEDS.md 1):
+
+1. CPU-DSP co-scheduling: per-op latencies profiled on the CPU (2 big cores) and the DSP, a
+   FastRPC switch cost per boundary, and the DP of :func:`socsim.sched.dp.co_schedule` places
+   every op.  Off: every op the DSP supports goes to the DSP (naive offload).
+2. Self-adaptive rescaling: the dynamic rescale (reducemax + two-pass requant) runs only every
+   P batches; between, a single-pass static requant reuses the last scale.  P follows the
+   observed frequency of scale changes.  Off: every batch rescales dynamically.
+3. Batch splitting: a DSP op whose latency per MAC at the batch is well above that at a smaller
+   batch (DSP cache exhaustion, Hexagon NN batch padding) runs as micro-batches; split weight
+   gradients are summed in int32 (the integer gradient accumulation).
+4. Subgraph reuse: DSP subgraphs are prepared once and reused (``dsp_graph="reuse"``); under a
+   DSP memory budget smaller than all of them, regions are evicted (the most recently used one
+   that fits the need) and their re-preparation is charged every batch.  Off: the whole DSP
+   graph is prepared every batch, as the TFLite/MNN DSP delegates do.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from socsim.hw import fastrpc
+from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.sched.dp import co_schedule, placement_time
+from socsim.sched.profiling import crossing_bytes, governed_freqs, latencies, switch_costs
+from socsim.workload.costs import OpFactory, elems
+from socsim.workload.niti import static_rescale
+from socsim.workload.ops import Op
+
+MB = 1 << 20
+# ops that are batch-parallel on the DSP and can run as micro-batches; weight gradients then
+# need their int32 partial sums added (Mandheling 3.5)
+SPLIT_KINDS = ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d", "dwconv2d_dgrad",
+               "dwconv2d_wgrad", "gemm")
+
+
+class MandhelingOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    co_scheduling: bool = Field(True, description="CPU-DSP placement by the DP (off: naive offload)")
+    adaptive_rescale: bool = Field(True, description="periodic dynamic rescale (off: every batch)")
+    batch_splitting: bool = Field(True, description="split abnormal DSP ops into micro-batches")
+    subgraph_reuse: bool = Field(True, description="reuse prepared DSP subgraphs across batches")
+    cpu_cores: str | list[int] = Field("big2", description="cores of the CPU part (2 big cores by default)")
+    dsp_memory_budget_mb: float | None = Field(None, gt=0, description="DSP memory for prepared subgraphs; default: the SoC's dsp.memory_budget_mb")
+    rescale_window: int = Field(8, ge=2, description="K: rescaled batches observed to estimate the change frequency")
+    rescale_period_factor: float = Field(0.5, gt=0, description="period = factor / f (f: scale changes per batch); 0.5 samples twice per change")
+    max_rescale_period: int = Field(30, ge=1, description="longest gap between dynamic rescales (batches)")
+    scale_change_interval: tuple[int, int] = Field((10, 60), description="batches between scale changes once settled (pub:dynamic_rescale)")
+    warmup_batches: int = Field(0, ge=0, description="early-training batches in which scales change every batch (0: the run starts settled)")
+    split_ratio: float = Field(1.5, gt=1, description="abnormal: DSP latency per MAC at the batch > ratio x at a smaller batch")
+    min_micro_batch: int = Field(4, ge=1, description="smallest micro-batch tried (below 4 samples Hexagon NN leaves HVX idle: per-sample latency rises, pub:dsp_conv_latency_ms)")
+
+    @model_validator(mode="after")
+    def _interval(self) -> "MandhelingOptions":
+        lo, hi = self.scale_change_interval
+        if not 1 <= lo <= hi:
+            raise ValueError(f"scale_change_interval must be 1 <= low <= high, got {self.scale_change_interval}")
+        return self
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One op of the batch as the DP sees it: its CPU and DSP forms (the DSP form may be split
+    into micro-batches plus int32 accumulation) and their latencies."""
+
+    op: Op
+    cpu_steps: tuple[Step, ...]
+    dsp_steps: tuple[Step, ...]
+    l_cpu: float
+    l_dsp: float
+    micro_batch: int = 0
+
+
+class Mandheling(BaseScheduler):
+    name = "mandheling"
+    precision = "niti"
+    description = "Mandheling: INT8 (NITI) training on the Hexagon DSP with CPU co-scheduling (MobiCom '22)"
+    Options = MandhelingOptions
+
+    def __init__(self, options: MandhelingOptions | None = None) -> None:
+        super().__init__(options)
+        self.info: dict[str, Any] = {}
+        self._dyn: Plan | None = None
+        self._static: Plan | None = None
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, ctx) -> Plan:
+        o = self.options
+        graph = ctx.graph(self.precision)
+        cores = ctx.cores(o.cpu_cores)
+        self._cores = cores
+        splits = self._splits(ctx, graph) if o.batch_splitting else {}
+        live = graph.live_bytes()
+        mem_of = {op.name: int(live[i]) for i, op in enumerate(graph.ops)}
+        budget_mb = o.dsp_memory_budget_mb or (ctx.soc.dsp.memory_budget_mb if ctx.soc.dsp else 0)
+        self._dyn = self._build(ctx, graph, list(graph.ops), cores, splits, mem_of, budget_mb, "dynamic")
+        self._static = None
+        if o.adaptive_rescale:
+            self._static = self._build(ctx, graph, static_rescale(graph), cores, splits, mem_of,
+                                       budget_mb, "static")
+        self._init_rescale(ctx)
+        self.info.update({
+            "cpu_cores": list(cores),
+            "techniques": {k: getattr(o, k) for k in ("co_scheduling", "adaptive_rescale",
+                                                      "batch_splitting", "subgraph_reuse")},
+            "split_ops": {name: {"micro_batch": b, "parts": graph.batch // b}
+                          for name, (b, _) in sorted(splits.items())},
+        })
+        return self._dyn
+
+    def _build(self, ctx, graph, ops: list[Op], cores, splits, mem_of, budget_mb: float, kind: str) -> Plan:
+        """Place ``ops`` (one rescale variant of the batch) and wrap them as a Plan."""
+        o = self.options
+        sw = switch_costs(ctx, ops)
+        freq: str | dict = "max"
+        seen: list = []
+        # "frequency left to the OS DVFS": profile the CPU at the operating point the governor
+        # settles at for this placement (schedutil follows the CPU's busy fraction, which the
+        # placement decides), iterating placement <-> frequency to a fixed point.
+        while True:
+            items = self._items(ctx, graph, ops, cores, splits, freq)
+            l_cpu = [it.l_cpu for it in items]
+            l_dsp = [it.l_dsp for it in items]
+            if o.co_scheduling:
+                units = co_schedule(l_cpu, l_dsp, sw, start="cpu").units
+            else:  # naive offload: whatever the DSP can run goes to the DSP
+                units = tuple("dsp" if math.isfinite(d) else "cpu" for d in l_dsp)
+            predicted = placement_time(units, l_cpu, l_dsp, sw, start="cpu")
+            nxt = governed_freqs(ctx, cores, sum(t for t, u in zip(l_cpu, units) if u == "cpu"),
+                                 predicted + self._prep_estimate(ctx, items, units))
+            if nxt is None or nxt == freq or nxt in seen or len(seen) >= 6:
+                break
+            seen.append(freq)
+            freq = nxt
+        steps: list[Step] = []
+        memory: list[int] = []
+        regions: list[tuple[int, int]] = []   # (DSP steps, bytes) of each maximal DSP run
+        prev = "cpu"
+        for it, u in zip(items, units):
+            part = it.dsp_steps if u == "dsp" else it.cpu_steps
+            steps.extend(part)
+            memory.extend([mem_of.get(it.op.name, int(graph.peak_memory_bytes))] * len(part))
+            if u == "dsp":
+                size = it.op.out_bytes + it.op.weight_bytes
+                if prev != "dsp":
+                    regions.append((0, crossing_bytes(it.op)))
+                n, b = regions[-1]
+                regions[-1] = (n + len(part), b + size)
+            prev = u
+        graph_bytes = sum(b for _, b in regions)
+        prep: tuple[tuple[str, float], ...] = ()
+        evicted: list[int] = []
+        if o.subgraph_reuse and ctx.soc.fastrpc is not None and regions:
+            evicted = reprepared_regions([b for _, b in regions], int(budget_mb * MB))
+            cost = sum(fastrpc.graph_prep_s(ctx.soc.fastrpc, regions[r][0], regions[r][1]) for r in evicted)
+            if evicted:
+                prep = (("dsp-subgraph-reprepare", cost),)
+        plan = Plan(
+            steps=tuple(steps), cpu_cores=cores,
+            dsp_graph=("reuse" if o.subgraph_reuse else "per_batch") if regions else "none",
+            dsp_graph_bytes=graph_bytes, prep_overheads=prep,
+            micro_batches=(graph.batch,), peak_memory_bytes=int(graph.peak_memory_bytes),
+            step_memory=tuple(memory), label=f"mandheling {kind}-rescale",
+        )
+        switches = sum(1 for a, b in zip(units, units[1:]) if a != b) + (units[:1] == ("dsp",))
+        self.info.setdefault("plans", {})[kind] = {
+            "cpu_ops": plan.count("cpu"), "dsp_ops": plan.count("dsp"), "switches": switches,
+            "dsp_regions": len(regions), "dsp_graph_mb": round(graph_bytes / MB, 2),
+            "regions_reprepared_per_batch": len(evicted),
+            "reprepare_s_per_batch": round(sum(d for _, d in prep), 6),
+            "predicted_op_time_s": round(predicted, 6),
+            "cpu_freq_profiled": freq if isinstance(freq, str) else dict(freq),
+            "cpu_placed": sorted({it.op.kind for it, u in zip(items, units) if u == "cpu"}),
+        }
+        return plan
+
+    def _prep_estimate(self, ctx, items, units) -> float:
+        """Per-batch DSP graph preparation when subgraphs are not reused."""
+        if self.options.subgraph_reuse or ctx.soc.fastrpc is None:
+            return 0.0
+        n = sum(len(it.dsp_steps) for it, u in zip(items, units) if u == "dsp")
+        size = sum(it.op.out_bytes + it.op.weight_bytes for it, u in zip(items, units) if u == "dsp")
+        return fastrpc.graph_prep_s(ctx.soc.fastrpc, n, size)
+
+    def _items(self, ctx, graph, ops: list[Op], cores, splits, freq) -> list[_Item]:
+        l_cpu = latencies(ctx, ops, "cpu", cores, freq)
+        l_dsp = latencies(ctx, ops, "dsp")
+        items = []
+        for op, lc, ld in zip(ops, l_cpu, l_dsp):
+            cpu_steps = (Step(op, "cpu"),)
+            if op.name in splits and math.isfinite(ld):
+                b, t = splits[op.name]
+                items.append(_Item(op, cpu_steps, self._split_steps(graph, op, b), lc, t, b))
+            else:
+                items.append(_Item(op, cpu_steps, (Step(op, "dsp"),), lc, ld))
+        return items
+
+    # ------------------------------------------------------------------ batch splitting
+    def _splits(self, ctx, graph) -> dict[str, tuple[int, float]]:
+        """Abnormal DSP ops -> (micro-batch, DSP time of the split op incl. accumulation)."""
+        o = self.options
+        batch = graph.batch
+        sizes = [b for b in (batch >> k for k in range(1, 12)) if b >= o.min_micro_batch
+                 and b >= 1 and batch % b == 0 and not _padded(ctx, b)]
+        out: dict[str, tuple[int, float]] = {}
+        for i, op in enumerate(graph.ops):
+            if op.kind not in SPLIT_KINDS or not op.macs:
+                continue
+            t_full = ctx.profile(op, "dsp")
+            if not math.isfinite(t_full):
+                continue
+            best: tuple[float, int] | None = None
+            for b in sizes:
+                small = graph.with_batch(b).ops[i]
+                t_small = ctx.profile(small, "dsp")
+                if not math.isfinite(t_small) or small.macs == 0:
+                    continue
+                # abnormal: latency per MAC at the full batch well above that at b
+                if (t_full / op.macs) <= o.split_ratio * (t_small / small.macs):
+                    continue
+                total = (batch // b) * t_small + sum(ctx.profile(a, "dsp") for a in
+                                                     self._accumulate(op, b, batch // b))
+                if total < t_full and (best is None or total < best[0]):
+                    best = (total, b)
+            if best is not None:
+                out[op.name] = (best[1], best[0])
+        return out
+
+    def _split_steps(self, graph, op: Op, b: int) -> tuple[Step, ...]:
+        small = graph.with_batch(b).ops[graph.index[op.name]]
+        parts = graph.batch // b
+        steps = [Step(small, "dsp", f"{op.name}[{k + 1}/{parts}]") for k in range(parts)]
+        steps += [Step(a, "dsp") for a in self._accumulate(op, b, parts)]
+        return tuple(steps)
+
+    @staticmethod
+    def _accumulate(op: Op, b: int, parts: int) -> list[Op]:
+        """Integer gradient accumulation of a split weight gradient: the int32 partial sums of
+        the micro-batches are added (gradient scales S_i equal S in the usual case, so no
+        rescale is needed; SEEDS.md 1, technique 3)."""
+        if op.phase != "weight_grad" or parts < 2:
+            return []
+        n = elems(op, "write")
+        fac = OpFactory(op.layer, b)
+        return [fac.op(f"{op.name}.accumulate", "add", "weight_grad", dict(batch=1, n=n),
+                       read=2 * n, write=n, flops=n, dtype="int32")] * (parts - 1)
+
+    # ------------------------------------------------------------------ self-adaptive rescaling
+    def _init_rescale(self, ctx) -> None:
+        o = self.options
+        self._rng = np.random.default_rng([ctx.workload.seed, 0x4D414E44])  # "MAND"
+        lo, hi = o.scale_change_interval
+        self._version = 0                    # how many times the scales have changed
+        self._next_change = o.warmup_batches + int(self._rng.integers(1, hi + 1))
+        self._seen = -1                      # version observed at the last dynamic batch
+        self._last_dyn = -10**9
+        self._period = 1
+        self._obs: list[tuple[int, bool]] = []
+        self._dynamic_batches = 0
+        self._stale_batches = 0
+        self._periods: list[int] = []
+
+    def _advance_scales(self, batch: int) -> None:
+        """Seeded model of NITI's scale factors (Mandheling 3.4): during warm-up they change
+        every batch; once settled, every 10-60 batches (oscillating between two values)."""
+        o = self.options
+        lo, hi = o.scale_change_interval
+        if batch < o.warmup_batches:
+            self._version += 1
+            return
+        while batch >= self._next_change:
+            self._version += 1
+            self._next_change += int(self._rng.integers(lo, hi + 1))
+
+    def on_batch_start(self, ctx, batch: int) -> Plan | None:
+        if self._static is None:
+            self._dynamic_batches += 1
+            return self._dyn
+        o = self.options
+        self._advance_scales(batch)
+        if batch - self._last_dyn < self._period:
+            if self._version != self._seen:
+                self._stale_batches += 1
+            return self._static
+        changed = self._seen >= 0 and self._version != self._seen
+        self._seen = self._version
+        self._last_dyn = batch
+        self._dynamic_batches += 1
+        self._obs = (self._obs + [(batch, changed)])[-o.rescale_window:]
+        if len(self._obs) >= 2:
+            span = self._obs[-1][0] - self._obs[0][0]
+            changes = sum(1 for _, c in self._obs[1:] if c)
+            if changes == 0:   # no change seen: back off
+                self._period = min(o.max_rescale_period, 2 * self._period)
+            else:              # f = changes per batch; rescale period = factor / f
+                self._period = int(min(o.max_rescale_period,
+                                       max(1, math.floor(o.rescale_period_factor * span / changes))))
+        self._periods.append(self._period)
+        return self._dyn
+
+    def summary_extra(self) -> dict[str, Any]:
+        out = dict(self.info)
+        out["rescale"] = {
+            "adaptive": self._static is not None,
+            "dynamic_batches": self._dynamic_batches,
+            "stale_batches": self._stale_batches,
+            "scale_changes": getattr(self, "_version", 0),
+            "periods": self._periods[-50:],
+        }
+        return out
+
+
+def _padded(ctx, b: int) -> bool:
+    """Would Hexagon NN pad a micro-batch of ``b`` up to a larger batch (batches above 4 go to a
+    multiple of ``dsp.batch_pad_to``, pub:dsp_conv_latency_ms)?  Such a micro-batch costs as
+    much as the padded one, so profiling it is skipped."""
+    from socsim.hw.dsp import padded_batch
+
+    dsp = ctx.soc.dsp
+    return dsp is not None and padded_batch(b, dsp.batch_pad_to, ctx.workload.dsp.batch_padding) != b
+
+
+def reprepared_regions(sizes: list[int], budget_bytes: int, batches: int = 4) -> list[int]:
+    """DSP regions prepared anew in a steady-state batch when prepared regions must fit
+    ``budget_bytes`` (Mandheling 3.6).  Regions run in order every batch; when a region must be
+    prepared and memory is short, the most recently used prepared region among those big
+    enough to cover the shortfall is released (in a cyclic execution order it has the longest
+    reuse distance); if none is big enough, the most recently used one is released and the
+    search repeats.  A region larger than the whole budget is prepared and released each time.
+    Returns the indices re-prepared in the last of ``batches`` simulated batches."""
+    prepared: dict[int, int] = {}   # region -> last use (a clock)
+    free = budget_bytes
+    clock = 0
+    misses: list[int] = []
+    for _ in range(batches):
+        misses = []
+        for r, size in enumerate(sizes):
+            clock += 1
+            if r in prepared:
+                prepared[r] = clock
+                continue
+            misses.append(r)
+            if size > budget_bytes:
+                continue
+            while size > free:
+                need = size - free
+                fits = [q for q in prepared if sizes[q] >= need]
+                pool = fits or list(prepared)
+                victim = max(pool, key=lambda q: prepared[q])
+                free += sizes[victim]
+                del prepared[victim]
+            prepared[r] = clock
+            free -= size
+    return misses

@@ -1,0 +1,175 @@
+"""Min-Energy: per-batch CPU configuration under a time budget (energy-efficient federated
+training on mobile CPUs, IEEE; SEEDS.md 4).
+
+A configuration is (core set, frequency level): Big 1x/2x/4x, Little 1x/2x/4x and Hybrid 8x at
+high/medium/low frequency (on the SD855 big 2.4/1.6/0.8 GHz, little 1.8/1.2/0.6 GHz: 1, 2/3 and
+1/3 of each cluster's top OPP, which is how the levels generalise to other SoCs).  Each
+configuration's batch time and energy come from a profiling estimate (``ctx.estimate``, the
+paper's models learned from profiling runs).  The DP of :func:`socsim.sched.dp.min_energy_sequence`
+picks the configuration of every batch, minimising energy subject to the run's time <= theta_t,
+with the time and energy of switching configuration between adjacent batches included.
+
+``mode`` gives the comparisons: ``fixed`` runs one named configuration throughout, ``governor``
+leaves the frequency to the workload's governor on the workload's cores.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from socsim.engine.cores import clusters_of
+from socsim.sched.api import BaseScheduler, Plan
+from socsim.sched.common import single_unit_plan
+from socsim.sched.dp import min_energy_sequence
+
+CORE_SETS = ("big1", "big2", "big4", "little1", "little2", "little4", "hybrid8")
+# frequency levels as fractions of each cluster's top OPP (pub:devices.sd855: 2.4/1.6/0.8 GHz
+# big, 1.8/1.2/0.6 GHz little)
+LEVELS = {"high": 1.0, "medium": 2.0 / 3.0, "low": 1.0 / 3.0}
+
+
+class MinEnergyOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["dp", "fixed", "governor"] = Field("dp", description="dp: per-batch DP; fixed: one configuration; governor: the workload's governor")
+    time_budget_s: float | None = Field(None, gt=0, description="theta_t for the whole run in seconds (overrides slack)")
+    slack: float = Field(1.2, gt=0, description="theta_t = slack x the run time of the fastest configuration")
+    config: str = Field("big4@high", description="the configuration of mode=fixed, '<core set>@<high|medium|low>'")
+    core_sets: list[str] = Field(list(CORE_SETS), min_length=1, description="core sets explored")
+    levels: list[Literal["high", "medium", "low"]] = Field(list(LEVELS), min_length=1, description="frequency levels explored")
+    energy: Literal["training", "phone"] = Field("training", description="energy minimised: training-attributable (the idle phone's baseline subtracted) or whole-phone")
+    max_front: int | None = Field(64, ge=2, description="DP triples kept per configuration and batch (None: exact)")
+
+
+class MinEnergy(BaseScheduler):
+    name = "min-energy"
+    description = "Min-Energy: per-batch CPU configuration by DP under a time budget (SD855 study)"
+    Options = MinEnergyOptions
+
+    def __init__(self, options: MinEnergyOptions | None = None) -> None:
+        super().__init__(options)
+        self.info: dict[str, Any] = {}
+        self.plans: dict[str, Plan] = {}
+        self.sequence: tuple[str, ...] = ()
+
+    # ------------------------------------------------------------------ configurations
+    @staticmethod
+    def config_freqs(ctx, cores: tuple[int, ...], level: str) -> tuple[tuple[str, float], ...]:
+        """Each cluster of ``cores`` at the OPP nearest ``LEVELS[level]`` x its top OPP."""
+        out = []
+        for c in clusters_of(ctx.soc, cores):
+            want = LEVELS[level] * c.max_mhz
+            out.append((c.name, min((o.freq_mhz for o in c.opps), key=lambda f: abs(f - want))))
+        return tuple(sorted(out))
+
+    def config_plan(self, ctx, graph, name: str) -> Plan | None:
+        """The plan of configuration ``name`` (``big2@low``), or None if the SoC lacks the cores."""
+        cores_name, _, level = name.partition("@")
+        if level not in LEVELS:
+            raise ValueError(f"configuration {name!r}: level must be one of {', '.join(LEVELS)}")
+        try:
+            cores = ctx.cores(cores_name)
+        except Exception:
+            return None
+        if cores_name.startswith("big") and len(cores) != int(cores_name[3:]):
+            return None
+        return single_unit_plan(graph, "cpu", cores, name,
+                                cpu_freq_mhz=self.config_freqs(ctx, cores, level))
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, ctx) -> Plan:
+        o = self.options
+        graph = ctx.graph(self.precision)
+        if o.mode == "governor":
+            cores = ctx.cores(default="big4")
+            plan = single_unit_plan(graph, "cpu", cores, f"governor {ctx.workload.cpu.governor}")
+            self.info = {"mode": "governor", "governor": ctx.workload.cpu.governor, "cores": list(cores)}
+            return plan
+        if o.mode == "fixed":
+            plan = self.config_plan(ctx, graph, o.config)
+            if plan is None:
+                from socsim.errors import InputError
+                raise InputError(f"{ctx.soc.name} cannot run configuration {o.config!r}",
+                                 field="scheduler.options.config", value=o.config)
+            t, e = ctx.estimate(plan)
+            self.info = {"mode": "fixed", "config": o.config,
+                         "profiled": {"time_s": round(t, 6), "energy_j": round(e, 6)}}
+            return plan
+        return self._plan_dp(ctx, graph)
+
+    def _plan_dp(self, ctx, graph) -> Plan:
+        o = self.options
+        names = [f"{cs}@{lv}" for cs in o.core_sets for lv in o.levels]
+        # the idle phone draws its baseline whether it trains or not (a federated client is on
+        # anyway); "training" energy is what training adds, as the configurations' power models
+        # of the paper measure it
+        idle_w = sum(ctx.walker.power.idle_mw().values()) * 1e-3 if o.energy == "training" else 0.0
+        profile: dict[str, tuple[float, float]] = {}
+        for name in names:
+            plan = self.config_plan(ctx, graph, name)
+            if plan is not None:
+                self.plans[name] = plan
+                t, e = ctx.estimate(plan)
+                profile[name] = (t, e - idle_w * t)
+        # drop configurations another beats on both time and energy (no trade-off in them)
+        cands = [n for n in profile if not any(
+            m != n and profile[m][0] <= profile[n][0] and profile[m][1] <= profile[n][1]
+            and profile[m] != profile[n] for m in profile)]
+        n_batches = ctx.workload.total_batches
+        fastest = min(profile, key=lambda n: profile[n][0])
+        theta = o.time_budget_s if o.time_budget_s is not None else o.slack * n_batches * profile[fastest][0]
+        sw_t = ctx.soc.cpu.config_switch_ms * 1e-3
+        power_w = {n: profile[n][1] / profile[n][0] for n in cands}
+        t_row = [profile[n][0] for n in cands]
+        e_row = [profile[n][1] for n in cands]
+        res = min_energy_sequence([t_row] * n_batches, [e_row] * n_batches, theta,
+                                  lambda a, b: sw_t,
+                                  # switching energy: the switch time at the power of the moment
+                                  lambda a, b: sw_t * power_w[cands[a]],
+                                  max_front=o.max_front)
+        feasible = res is not None
+        if res is None:  # the budget is below the fastest run: run the fastest configuration
+            self.sequence = (fastest,) * n_batches
+            pred_t, pred_e = n_batches * profile[fastest][0], n_batches * profile[fastest][1]
+        else:
+            self.sequence = tuple(cands[c] for c in res.configs)
+            pred_t, pred_e = res.time_s, res.energy_j
+        fixed_ok = {n: profile[n][1] * n_batches for n in profile if profile[n][0] * n_batches <= theta}
+        best_fixed = min(fixed_ok, key=fixed_ok.get) if fixed_ok else None
+        self.info = {
+            "mode": "dp",
+            "energy": o.energy,
+            "theta_t_s": round(theta, 6),
+            "feasible": feasible,
+            "configs": {n: {"time_s": round(t, 6), "energy_j": round(e, 6)} for n, (t, e) in profile.items()},
+            "pareto": cands,
+            "fastest": fastest,
+            "least_energy": min(profile, key=lambda n: profile[n][1]),
+            "sequence": _runs(self.sequence),
+            "predicted": {"time_s": round(pred_t, 6), "energy_j": round(pred_e, 6)},
+            "best_fixed_within_budget": best_fixed,
+            "best_fixed_energy_j": round(fixed_ok[best_fixed], 6) if best_fixed else None,
+            "dp_states_max": res.max_states if res else 0,
+            "dp_approximate": bool(res and res.approximate),
+        }
+        return self.plans[self.sequence[0]]
+
+    def on_batch_start(self, ctx, batch: int) -> Plan | None:
+        if not self.sequence:
+            return None
+        return self.plans[self.sequence[min(batch, len(self.sequence) - 1)]]
+
+    def summary_extra(self) -> dict[str, Any]:
+        return dict(self.info)
+
+
+def _runs(seq: tuple[str, ...]) -> list[list]:
+    """Run-length encoding of a configuration sequence: [[config, batches], ...]."""
+    out: list[list] = []
+    for s in seq:
+        if out and out[-1][0] == s:
+            out[-1][1] += 1
+        else:
+            out.append([s, 1])
+    return out

@@ -1,0 +1,159 @@
+"""Mandheling: placement, the four techniques and the published direction (SEEDS.md 1).
+
+Runs are a few batches of workloads/mandheling_vgg16.yaml on sd865; the ops' DSP and CPU
+profiles are memoised by the cost models, so the runs of this module share them.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import socsim
+from socsim.engine.context import PlanContext
+from socsim.engine.oracle import CostOracle
+from socsim.errors import InputError
+from socsim.sched.api import Plan
+from socsim.sched.mandheling import Mandheling, MandhelingOptions, reprepared_regions
+from socsim.sched.registry import create
+from socsim.spec import load_soc, load_workload
+
+ROOT = Path(__file__).resolve().parents[2]
+VGG16 = ROOT / "workloads" / "mandheling_vgg16.yaml"
+BATCHES = 4
+
+ABLATION = [  # SEEDS.md 1: none -> +rescaling -> +reuse -> +splitting -> +co-scheduling
+    ("none", dict(co_scheduling=False, adaptive_rescale=False, batch_splitting=False, subgraph_reuse=False)),
+    ("+rescaling", dict(co_scheduling=False, batch_splitting=False, subgraph_reuse=False)),
+    ("+reuse", dict(co_scheduling=False, batch_splitting=False)),
+    ("+splitting", dict(co_scheduling=False)),
+    ("+co-scheduling", {}),
+]
+
+
+def _run(scheduler: str = "mandheling", batches: int = BATCHES, **options):
+    ov = {f"scheduler.options.{k}": v for k, v in options.items()}
+    ov["batches"] = batches
+    return socsim.run("sd865", VGG16, scheduler=scheduler, overrides=ov).summary
+
+
+@pytest.fixture(scope="module")
+def ablation():
+    # 16 batches so adaptive rescaling gets past its first observations (periods 1, 2, 4, 8)
+    return {name: _run(batches=16, **opts) for name, opts in ABLATION}
+
+
+@pytest.fixture(scope="module")
+def plan_ctx():
+    soc = load_soc("sd865")
+    wl = load_workload(VGG16)
+    return PlanContext(soc, wl, CostOracle(soc, wl.dsp.batch_padding))
+
+
+def test_placement_keeps_dsp_unsupported_ops_on_cpu(plan_ctx):
+    for opts in ({}, {"co_scheduling": False}):
+        sched = Mandheling(MandhelingOptions(**opts))
+        plan = sched.plan(plan_ctx)
+        dsp_ops = [s.op for s in plan.steps if s.unit == "dsp"]
+        assert dsp_ops, "nothing offloaded"
+        assert all(math.isfinite(plan_ctx.profile(op, "dsp")) for op in dsp_ops)
+        unsupported = [s for s in plan.steps if not math.isfinite(plan_ctx.profile(s.op, "dsp"))]
+        assert unsupported and all(s.unit == "cpu" for s in unsupported)
+        # FP32 ops (the loss, quantisation of the input) have no HVX float unit on v66
+        assert all(s.unit == "cpu" for s in plan.steps if s.op.dtype == "fp32")
+        assert plan.cpu_cores == plan_ctx.cores("big2")
+
+
+def test_ablation_each_technique_helps(ablation):
+    times = [ablation[name]["per_batch"]["time_s"] for name, _ in ABLATION]
+    for (a, _), (b, _), ta, tb in zip(ABLATION, ABLATION[1:], times, times[1:]):
+        assert tb <= ta * 1.001, f"{b} made the batch slower than {a}: {tb:.4f} > {ta:.4f} s"
+    assert times[0] / times[-1] > 1.5, times
+    # each step changes what it should
+    info = {name: s["scheduler_info"] for name, s in ablation.items()}
+    assert info["none"]["rescale"]["dynamic_batches"] == 16
+    assert info["+rescaling"]["rescale"]["dynamic_batches"] < 16
+    assert ablation["+rescaling"]["engine"]["dsp_graph_preparations"] == 16
+    assert ablation["+reuse"]["engine"]["dsp_graph_preparations"] == 1
+    assert not info["+reuse"]["split_ops"] and info["+splitting"]["split_ops"]
+    assert info["+co-scheduling"]["plans"]["dynamic"]["cpu_ops"] >= info["+splitting"]["plans"]["dynamic"]["cpu_ops"]
+
+
+@pytest.fixture(scope="module")
+def fp32_baseline():
+    return _run("mnn-fp32", batches=2)["per_batch"]
+
+
+def test_dsp_training_saves_energy_over_fp32_cpu_baseline(ablation, fp32_baseline):
+    """Published direction (Mandheling 5.2): DSP training uses several times less energy than
+    MNN-FP32 on 4 big cores."""
+    full = ablation["+co-scheduling"]["per_batch"]
+    assert fp32_baseline["energy_j"] / full["energy_j"] > 3.0
+
+
+@pytest.mark.xfail(strict=True, reason="cost-model calibration: the DSP's conv throughput (~60 G "
+                   "MAC/s with splitting, pub:dsp_conv_latency_ms) is under 2x the 4-big-core FP32 "
+                   "model (fp32_efficiency 0.45); see docs/validation.md, Mandheling")
+def test_dsp_training_is_several_times_faster_than_fp32_cpu_baseline(ablation, fp32_baseline):
+    """Published direction (Mandheling 5.2): DSP training several times faster than MNN-FP32."""
+    full = ablation["+co-scheduling"]["per_batch"]
+    assert fp32_baseline["time_s"] / full["time_s"] > 2.0, (fp32_baseline, full)
+
+
+def test_subgraph_eviction_under_a_budget():
+    # everything fits: nothing is prepared again
+    assert reprepared_regions([10, 20, 30], 100) == []
+    # a budget for two regions of a cyclic three: the most recently used region is released
+    # (longest reuse distance), so only one region per batch is prepared again
+    assert len(reprepared_regions([10, 10, 10], 20)) == 1
+    # LRU would miss every region every batch; MRU keeps the others
+    assert len(reprepared_regions([10] * 6, 50)) == 1
+    # a region bigger than the budget is prepared every time
+    assert 1 in reprepared_regions([10, 500, 10], 100)
+
+
+def test_small_dsp_budget_charges_repreparation():
+    s = _run(batches=2, dsp_memory_budget_mb=64)
+    plans = s["scheduler_info"]["plans"]
+    assert plans["dynamic"]["regions_reprepared_per_batch"] > 0
+    big = _run(batches=2)
+    assert s["per_batch"]["time_s"] > big["per_batch"]["time_s"]
+
+
+class _Ctx(SimpleNamespace):
+    pass
+
+
+def _rescaler(**opts) -> Mandheling:
+    m = Mandheling(MandhelingOptions(**opts))
+    m._dyn = Plan(steps=(), cpu_cores=(4,), label="dyn")
+    m._static = Plan(steps=(), cpu_cores=(4,), label="static") if m.options.adaptive_rescale else None
+    m._init_rescale(_Ctx(workload=_Ctx(seed=3)))
+    return m
+
+
+def test_adaptive_rescale_period_follows_scale_changes():
+    m = _rescaler()
+    picks = [m.on_batch_start(None, b) for b in range(600)]
+    assert all(p is m._dyn or p is m._static for p in picks)   # the same two Plan objects
+    dyn = sum(p is m._dyn for p in picks)
+    # scales change every 10-60 batches: the rescale runs a few times per change, not every batch
+    assert 600 / 60 <= dyn <= 600 / 3
+    assert max(m._periods) <= m.options.max_rescale_period
+    info = m.summary_extra()["rescale"]
+    assert info["scale_changes"] >= 600 // 60 and info["stale_batches"] < 600 / 2
+    # during warm-up the scales change every batch, so every batch rescales
+    w = _rescaler(warmup_batches=50)
+    assert all(w.on_batch_start(None, b) is w._dyn for b in range(50))
+    off = _rescaler(adaptive_rescale=False)
+    assert all(off.on_batch_start(None, b) is off._dyn for b in range(20))
+
+
+def test_options_are_validated():
+    with pytest.raises(InputError):
+        create("mandheling", {"co_schedulng": True})
+    with pytest.raises(InputError):
+        create("mandheling", {"scale_change_interval": [60, 10]})
+    assert create("mandheling", {"cpu_cores": "big4"}).options.cpu_cores == "big4"

@@ -1,0 +1,89 @@
+"""Min-Energy: configuration space, the DP under a time budget and the published observations
+(SEEDS.md 4) on LeNet, batch 16, MNN FP32 (workloads/min_energy_lenet.yaml)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import socsim
+from socsim.errors import InputError
+from socsim.sched.min_energy import CORE_SETS, LEVELS
+
+ROOT = Path(__file__).resolve().parents[2]
+LENET = ROOT / "workloads" / "min_energy_lenet.yaml"
+SOC = "sd855" if (ROOT / "soc_specs" / "sd855.yaml").exists() else "sd865"
+BATCHES = 50  # LeNet batches take ~1 ms: a 3.5 ms configuration switch must pay off
+
+
+def _run(batches: int = BATCHES, **options):
+    ov = {f"scheduler.options.{k}": v for k, v in options.items()}
+    ov["batches"] = batches
+    return socsim.run(SOC, LENET, scheduler="min-energy", overrides=ov).summary
+
+
+@pytest.fixture(scope="module")
+def dp_run():
+    return _run()
+
+
+def test_configuration_space(dp_run):
+    configs = dp_run["scheduler_info"]["configs"]
+    assert set(configs) == {f"{c}@{lv}" for c in CORE_SETS for lv in LEVELS}
+    # sd855: big 2.4/1.6/0.8 GHz, little 1.8/1.2/0.6 GHz (pub:devices.sd855)
+    if SOC == "sd855":
+        from socsim.sched.min_energy import MinEnergy
+        from socsim.engine.context import PlanContext
+        from socsim.engine.oracle import CostOracle
+        from socsim.spec import load_soc, load_workload
+        soc = load_soc(SOC)
+        ctx = PlanContext(soc, load_workload(LENET), CostOracle(soc))
+        big = [dict(MinEnergy.config_freqs(ctx, ctx.cores("big2"), lv))["mid"] for lv in LEVELS]
+        little = [dict(MinEnergy.config_freqs(ctx, ctx.cores("little1"), lv))["little"] for lv in LEVELS]
+        assert big == [2400, 1600, 800] and little == [1800, 1200, 600]
+
+
+def test_published_observations(dp_run):
+    """Big cores win on time; one little core at low frequency wins on energy; using both
+    clusters is not better than the big cores alone."""
+    info = dp_run["scheduler_info"]
+    configs = info["configs"]
+    assert info["fastest"].startswith("big")
+    assert info["least_energy"] == "little1@low"
+    for lv in LEVELS:
+        h, b = configs[f"hybrid8@{lv}"], configs[f"big4@{lv}"]
+        assert not (h["time_s"] < b["time_s"] and h["energy_j"] < b["energy_j"])
+
+
+def test_dp_meets_budget_and_beats_every_fixed_configuration(dp_run):
+    info = dp_run["scheduler_info"]
+    theta = info["theta_t_s"]
+    assert info["feasible"] and dp_run["sim_time_s"] <= theta * 1.0001
+    dp_energy = dp_run["energy_j"]["training"]
+    within = 0
+    for name in info["configs"]:
+        fixed = _run(mode="fixed", config=name)
+        if fixed["sim_time_s"] <= theta:
+            within += 1
+            assert dp_energy <= fixed["energy_j"]["training"] * 1.001, name
+    assert within >= 1
+    # with a 1.2x budget the DP mixes configurations and saves energy over the best fixed one
+    assert len(info["sequence"]) >= 2
+    assert info["predicted"]["energy_j"] < info["best_fixed_energy_j"]
+    assert dp_run["placement"]["config_switches"] == len(info["sequence"]) - 1
+
+
+def test_budget_changes_the_choice():
+    loose = _run(slack=100.0)["scheduler_info"]
+    assert loose["sequence"] == [[loose["least_energy"], BATCHES]]
+    tight = _run(slack=1.0)["scheduler_info"]
+    assert tight["sequence"] == [[tight["fastest"], BATCHES]]
+    infeasible = _run(time_budget_s=1e-6)["scheduler_info"]
+    assert not infeasible["feasible"] and infeasible["sequence"] == [[infeasible["fastest"], BATCHES]]
+
+
+def test_fixed_and_governor_modes():
+    s = _run(batches=3, mode="governor")
+    assert s["scheduler_info"]["mode"] == "governor" and s["placement"]["config_switches"] == 0
+    with pytest.raises(InputError):
+        _run(batches=1, mode="fixed", config="big9@high")
