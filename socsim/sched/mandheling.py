@@ -133,8 +133,9 @@ class Mandheling(BaseScheduler):
             else:  # naive offload: whatever the DSP can run goes to the DSP
                 units = tuple("dsp" if math.isfinite(d) else "cpu" for d in l_dsp)
             predicted = placement_time(units, l_cpu, l_dsp, sw, start="cpu")
+            dsp_s = sum(t for t, u in zip(l_dsp, units) if u == "dsp")
             nxt = governed_freqs(ctx, cores, sum(t for t, u in zip(l_cpu, units) if u == "cpu"),
-                                 predicted + self._prep_estimate(ctx, items, units))
+                                 predicted + self._prep_estimate(ctx, items, units) - dsp_s)
             if nxt is None or nxt == freq or nxt in seen or len(seen) >= 6:
                 break
             seen.append(freq)

@@ -24,8 +24,9 @@ def switch_costs(ctx, ops: Sequence[Op], shared_buffers: bool = False) -> list[f
 
 def governed_freqs(ctx, cores: tuple[int, ...], cpu_busy_s: float, batch_s: float) -> dict[str, float] | str | None:
     """The per-cluster frequency the workload's governor settles at for a plan that keeps its
-    CPU cores busy ``cpu_busy_s`` of every ``batch_s`` (what profiling on the phone under the
-    OS DVFS would see).  ``None`` where the governor does not depend on load."""
+    CPU cores busy ``cpu_busy_s`` of the ``batch_s`` in which the CPU side is active (batch
+    time minus time waiting on the DSP/GPU, as the engine's schedutil measures it).  ``None``
+    where the governor does not depend on load."""
     from socsim.engine.cores import clusters_of
     from socsim.engine.dvfs import SCHEDUTIL_HEADROOM, ceil_opp
 
