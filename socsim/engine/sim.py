@@ -105,6 +105,7 @@ class Engine:
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._heat_map = self._heat_matrix()
         self._static_terms: dict[int, tuple] = {}
+        self._columns: list[str] | None = None
         hs = soc.thermal.heat_sources
         self._rail_nodes_ok = all(hs.get(r) not in (None, soc.thermal.ambient_node) for r in self.rails)
         self._rail_nodes = np.array([self.thermal.index(hs[r]) for r in self.rails], dtype=int) \
@@ -339,13 +340,12 @@ class Engine:
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = batt_temp
         if n_grid and not isinstance(self.recorder, NullRecorder):
-            mem = tpl.mem_at(offs)
-            for k in range(n_grid):
-                self._window_j += piece_j[k]
-                self._cum_j += self._window_j
-                self._sample(float(grid[k]), self._window_j, float(mem[k]), freqs, temps=temps[k])
-                self._window_j = np.zeros(len(self.rails))
-            self._window_j = self._window_j + piece_j[n_grid]
+            window = piece_j[:n_grid].copy()
+            window[0] += self._window_j
+            cum = self._cum_j + np.cumsum(window, axis=0)
+            self._cum_j = cum[-1].copy()
+            self._window_j = piece_j[n_grid].copy()
+            self._samples(grid, window, cum, tpl.mem_at(offs[:n_grid]), freqs, temps[:n_grid])
         elif n_grid:
             self._cum_j += self._window_j + piece_j[:n_grid].sum(axis=0)
             self._window_j = piece_j[n_grid].copy()
@@ -422,31 +422,36 @@ class Engine:
         """Close the last, partial sampling window so every run has samples up to its end."""
         last = self._next_sample_s - self.sample_s
         if self.env.now - last > 1e-12 and not isinstance(self.recorder, NullRecorder):
-            self._cum_j += self._window_j
-            self._sample(self.env.now, self._window_j, float(self.stats.peak_mem_bytes), self._freqs,
-                         self.env.now - last)
+            self._cum_j = self._cum_j + self._window_j
+            self._samples(np.array([self.env.now]), self._window_j[None, :], self._cum_j[None, :],
+                          np.array([float(self.stats.peak_mem_bytes)]), self._freqs, self.temps[None, :],
+                          window_s=self.env.now - last)
             self._window_j = np.zeros(len(self.rails))
 
-    def _sample(self, t: float, window_j: np.ndarray, mem: float, freqs: dict[str, float],
-                window_s: float | None = None, temps: np.ndarray | None = None) -> None:
-        if isinstance(self.recorder, NullRecorder):
-            return
+    def _sample_columns(self) -> list[str]:
+        cols = [f"power.{r}_uws" for r in self.rails] + [f"power.{r}_mw" for r in self.rails]
+        cols += [f"cpufreq.{c.name}" for c in self.soc.cpu.clusters]
+        cols += [f"{z} Temperature" for z in self._zone_names]
+        cols += [f"thermal.{n}_c" for n in self.thermal.node_names]
+        cols += list(battery_counters(self.battery, 0.0, 0.0))
+        return cols + ["mem.used_bytes", "batch"]
+
+    def _samples(self, t: np.ndarray, window_j: np.ndarray, cum_j: np.ndarray, mem: np.ndarray,
+                 freqs: dict[str, float], temps: np.ndarray, window_s: float | None = None) -> None:
+        """Hand the recorder a block of samples (one row per sampling boundary)."""
+        if self._columns is None:
+            self._columns = self._sample_columns()
+        k = len(t)
         period = window_s or self.sample_s
-        vals: dict[str, float] = {}
-        for i, r in enumerate(self.rails):
-            vals[f"power.{r}_uws"] = self._cum_j[i] * 1e6
-            vals[f"power.{r}_mw"] = window_j[i] / period * 1e3
-        for c in self.soc.cpu.clusters:
-            vals[f"cpufreq.{c.name}"] = freqs.get(c.name, c.min_mhz)
-        temps = self.temps if temps is None else temps
-        for z, v in self.thermal.zone_temps(temps).items():
-            vals[f"{z} Temperature"] = v
-        for i, n in enumerate(self.thermal.node_names):
-            vals[f"thermal.{n}_c"] = float(temps[i])
-        vals.update(battery_counters(self.battery, self._batt_i, self._batt_v))
-        vals["mem.used_bytes"] = mem
-        vals["batch"] = float(self.rctx.batch)
-        self.recorder.sample(t, vals)
+        batt = np.array(list(battery_counters(self.battery, self._batt_i, self._batt_v).values()))
+        block = np.column_stack([
+            cum_j * 1e6, window_j / period * 1e3,
+            np.tile([freqs.get(c.name, c.min_mhz) for c in self.soc.cpu.clusters], (k, 1)),
+            temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((k, 0)),
+            temps, np.tile(batt, (k, 1)), np.asarray(mem, float)[:, None],
+            np.full((k, 1), float(self.rctx.batch)),
+        ])
+        self.recorder.samples(self._columns, np.asarray(t, float), block)
 
     # ------------------------------------------------------------------ environment processes
     def _foreground(self, load):

@@ -13,7 +13,8 @@ Files in a run directory:
                     (graph preparation, DVFS switches); phase forward|error_grad|weight_grad|
                     update|rpc|prep|switch
 ``events.csv``      instants: t_s,track,name,detail (thermal trips, throttling, memory pressure)
-``timeseries.csv``  one row per sample: t_s then counters, named as Android names them:
+``timeseries.csv``  one row per sample (values to 12 significant digits): t_s then counters,
+                    named as Android names them:
                     ``power.<rail>_uws`` (cumulative rail energy, micro-watt-seconds),
                     ``power.<rail>_mw`` (mean power over the sample period),
                     ``cpufreq.<cluster>`` (MHz), ``<zone> Temperature`` (deg C),
@@ -45,6 +46,8 @@ class Recorder(Protocol):
 
     def sample(self, t_s: float, values: dict[str, float]) -> None: ...
 
+    def samples(self, columns: list[str], t_s: "np.ndarray", values: "np.ndarray") -> None: ...
+
     def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None: ...
 
     def keeps_batch(self, batch: int) -> bool: ...
@@ -64,6 +67,9 @@ class NullRecorder:
         pass
 
     def sample(self, *a, **k) -> None:  # noqa: D102
+        pass
+
+    def samples(self, *a, **k) -> None:  # noqa: D102
         pass
 
     def batch(self, *a, **k) -> None:  # noqa: D102
@@ -121,13 +127,27 @@ class StreamRecorder:
         csv.writer(buf, lineterminator="\n").writerow([_fmt(t_s), track, name, detail])
         self._events.write(buf.getvalue())
 
+    def samples(self, columns: list[str], t_s, values) -> None:
+        """A block of samples: ``values`` is (len(t_s) x len(columns)).  Same text as
+        :meth:`sample` row by row (repr-exact floats), written in one go."""
+        import numpy as np
+
+        if self._ts_columns is None:
+            self.sample(float(t_s[0]), dict(zip(columns, map(float, values[0]))))
+            t_s, values = t_s[1:], values[1:]
+        if list(columns) != self._ts_columns:
+            raise ValueError("time-series columns changed during a run")
+        block = np.column_stack([np.asarray(t_s, float), np.asarray(values, float)])
+        fmt = ",".join(["%.12g"] * block.shape[1]) + "\n"
+        self._ts.write("".join(fmt % tuple(row) for row in block.tolist()))
+
     def sample(self, t_s: float, values: dict[str, float]) -> None:
         if self._ts_columns is None:
             self._ts_columns = list(values)
             buf = io.StringIO()
             csv.writer(buf, lineterminator="\n").writerow(["t_s", *self._ts_columns])
             self._ts.write(buf.getvalue())
-        self._ts.write(_fmt(t_s) + "," + ",".join(_fmt(values[c]) for c in self._ts_columns) + "\n")
+        self._ts.write(",".join("%.12g" % x for x in (t_s, *(values[c] for c in self._ts_columns))) + "\n")
 
     def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None:
         self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_clean(plan)}\n")
