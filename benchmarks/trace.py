@@ -109,6 +109,32 @@ def _mb(path: Path) -> float:
     return path.stat().st_size / 1e6 if path.exists() else 0.0
 
 
+def real_hour() -> None:
+    """One simulated hour of workloads/thermal_cpu_fp32.yaml (VGG-16 FP32, 1840 batches, 100 ms
+    samples) run by the engine with cost caches warm: without recording, with the time series
+    and op slices streamed to a run directory, then the Perfetto trace written from it."""
+    import socsim
+    from socsim.report.perfetto import write_perfetto
+
+    wl = Path(__file__).resolve().parents[1] / "workloads" / "thermal_cpu_fp32.yaml"
+    ov = ["batches=1840", "output.sample_ms=100"]
+    socsim.run("sd865", wl, overrides=["batches=2"])  # warm the op-cost caches
+    t = time.perf_counter()
+    socsim.run("sd865", wl, overrides=ov)
+    bare = time.perf_counter() - t
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        t = time.perf_counter()
+        socsim.run("sd865", wl, overrides=ov, out=run, reports=False)
+        rec = time.perf_counter() - t
+        t = time.perf_counter()
+        write_perfetto(run, run / TRACE)
+        trace = time.perf_counter() - t
+    print(f"real hour: engine {bare:.2f} s; with time series + op slices {rec:.2f} s "
+          f"(+{100 * (rec - bare) / bare:.0f}%); Perfetto trace {trace:.2f} s; "
+          f"trace + time series overhead {100 * (rec - bare + trace) / bare:.0f}%")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=int, default=1200)
@@ -119,6 +145,8 @@ def main() -> None:
     ap.add_argument("--engine-wall-s", type=float, default=None)
     ap.add_argument("--out", type=Path, default=None, help="keep the run directory here")
     ap.add_argument("--repeat", type=int, default=3, help="report the best of N runs")
+    ap.add_argument("--real", action="store_true",
+                    help="also time a real one-hour engine run with and without recording")
     args = ap.parse_args()
 
     t = time.perf_counter()
@@ -153,6 +181,8 @@ def main() -> None:
           "(includes the pre-generated events)")
     total = record_s + sum(timings.values())
     print(f"total recording + reports     {total:7.2f} s")
+    if args.real:
+        real_hour()
     if args.engine_wall_s:
         print(f"overhead vs engine run of {args.engine_wall_s:.1f} s: "
               f"recording {100 * record_s / args.engine_wall_s:.1f}%, "
