@@ -1,9 +1,12 @@
 """Run a Program over a batch of tiles (values) and report its timing (isa.hvx.timing).
 
-The program is compiled once into closures over the state arrays; control flow (hardware loops)
-is the same for every tile, so a Python loop walks the packets while numpy/numba do the work of
-all tiles for each instruction.  Addresses come from scalar registers and must be equal across
-tiles (every tile runs the same kernel on its own memory image); ``check_uniform`` verifies this.
+The program is compiled once against the state: runs of packets and loops whose instructions the
+compiled path supports become single numba calls (isa.hvx.superblock); the rest becomes one numpy
+closure per instruction over all tiles, walked by a Python loop (control flow is the same for
+every tile).  ``fast=False`` uses the numpy closures throughout (the reference path).
+Addresses come from scalar registers and must be equal across tiles (every tile runs the same
+kernel on its own memory image, or reads a shared read-only range, HvxState.share);
+``check_uniform`` verifies this.
 """
 from __future__ import annotations
 
@@ -13,9 +16,9 @@ import numpy as np
 
 from .ops.mem import SCALAR_LOADS, SCALAR_STORES, VECTOR_LOADS, VECTOR_STORES
 from .ops.scalar import s32
-from .program import Loop, Packet, Program
+from .program import Packet, Program
 from .state import HvxState
-from .superblock import SUPPORTED, encode, run_loop
+from .superblock import compilable, encode, run_region
 from .timing import Timing, TimingConfig, analyze
 
 
@@ -39,9 +42,23 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
             raise MemoryFault(f"{ins}: address register differs across tiles")
         return a + extra
 
-    def bounds(a, n):
+    sh_lo = st.shared_offset
+    sh_hi = sh_lo + st.shared_data.shape[1]
+
+    def bounds(a, n, store=False):
+        if a < sh_hi and a + n > sh_lo:
+            if store or a < sh_lo or a + n > sh_hi:
+                raise MemoryFault(f"{ins}: {'store into' if store else 'access straddling'} the shared read-only range")
+            return True
         if a < 0 or a + n > nbytes:
             raise MemoryFault(f"{ins}: access [{a}, {a + n}) outside tile memory of {nbytes} bytes")
+        return False
+
+    def load(a, n):
+        """Bytes [a, a+n) of every tile's address space, [tiles, n]."""
+        if bounds(a, n):
+            return st.shared_data[st.shared_group, a - sh_lo:a - sh_lo + n]
+        return mem[:, a:a + n]
 
     if op in VECTOR_LOADS:
         d, rb, imm = args[0].n, args[1].n, args[2]
@@ -52,8 +69,7 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
             a = addr(rb, 0 if post else imm * 128)
             if aligned:
                 a &= ~127
-            bounds(a, 128)
-            V[:, d] = mem[:, a:a + 128]
+            V[:, d] = load(a, 128)
             if post:
                 Rg[:, rb] += imm * 128   # addresses stay far below 2**31
         return f
@@ -64,7 +80,7 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
 
             def f():
                 a = addr(rb, imm * 128) & ~127
-                bounds(a, 128)
+                bounds(a, 128, True)
                 m = ~Q[:, q] if neg else Q[:, q]
                 mem[:, a:a + 128] = np.where(m, V[:, vs], mem[:, a:a + 128])
             return f
@@ -76,7 +92,7 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
             a = addr(rb, 0 if post else imm * 128)
             if aligned:
                 a &= ~127
-            bounds(a, 128)
+            bounds(a, 128, True)
             mem[:, a:a + 128] = V[:, vs]
             if post:
                 Rg[:, rb] += imm * 128   # addresses stay far below 2**31
@@ -87,8 +103,7 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
 
         def f():
             a = addr(rb, 0 if post else imm) & ~3
-            bounds(a, 4)
-            Rg[:, d] = np.ascontiguousarray(mem[:, a:a + 4]).view(np.int32)[:, 0]
+            Rg[:, d] = np.ascontiguousarray(load(a, 4)).view(np.int32)[:, 0]
             if post:
                 Rg[:, rb] += imm
         return f
@@ -98,20 +113,19 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
 
         def f():
             a = addr(rb, 0 if post else imm) & ~3
-            bounds(a, 4)
+            bounds(a, 4, True)
             mem[:, a:a + 4] = Rg[:, rt].astype(np.int32).reshape(-1, 1).view(np.uint8)
             if post:
                 Rg[:, rb] += imm
         return f
     if op == "J2_loop0i":
         return None
-    if op == "vrmpybus_acc" and fast:   # the GEMM inner instruction: compiled, in place
-        from .fast import vrmpybus_acc_inplace
-        v32 = V.view(np.uint32)
+    if op == "vrmpybus_acc" and not fast:   # the reference path stays plain numpy
+        from .fast import vrmpybus_acc_ref
         d, u, t = args[0].n, args[1].n, args[2].n
 
         def f():
-            vrmpybus_acc_inplace(V, v32, d, u, Rg, t)
+            V[:, d] = vrmpybus_acc_ref(V[:, d], V[:, u], Rg[:, t])
         return f
     if op == "vd0":
         n = args[0].n
@@ -175,32 +189,37 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
     return f
 
 
-def _superblock(loop: Loop, st: HvxState):
-    """Closure running a whole hot loop in one compiled call, or None if it does not qualify."""
-    instrs = [ins for p in loop.body if isinstance(p, Packet) for ins in p.instrs]
-    if any(not isinstance(p, Packet) for p in loop.body) or any(i.op not in SUPPORTED for i in instrs):
-        return None
-    code = encode(instrs)
-    v8, v32, regs, mem, count = st.V, st.V.view(np.uint32), st.R, st.mem, loop.count
+def _region(items: list, st: HvxState, check_uniform: bool):
+    """Closure running consecutive compilable packets/loops in one compiled call.  Faults are
+    detected per access; differing addresses across tiles are detected when the region ends."""
+    code = encode(items)
+    shared = (st.shared_offset, st.shared_data, st.shared_group)
 
     def f():
-        if run_loop(code, count, v8, v32, regs, mem):
-            raise MemoryFault(f"memory access outside tile memory in compiled loop of {len(instrs)} instructions")
+        why = run_region(code, st.V, st.R, st.mem, shared)
+        if why == "range":
+            raise MemoryFault(f"memory access outside tile memory (or a store into the shared read-only range) "
+                              f"in a compiled region of {len(code)} instructions")
+        if why == "uniform" and check_uniform:
+            raise MemoryFault(f"address registers differ across tiles in a compiled region of {len(code)} instructions")
     return f
 
 
 def compile_program(program: Program, st: HvxState, check_uniform: bool = True, fast: bool = True) -> list:
-    """Closures for every instruction; hot loops become single compiled calls when ``fast``."""
+    """Closures for the program.  With ``fast``, every maximal run of packets and loops made of
+    compilable instructions (isa.hvx.superblock) becomes one compiled call; the rest runs one
+    numpy closure per instruction over all tiles."""
     cache = {}
 
     def block(items):
-        out = []
+        out, run = [], []
         for x in items:
-            if not isinstance(x, Packet) and fast:
-                sb = _superblock(x, st)
-                if sb is not None:
-                    out.append(sb)
-                    continue
+            if fast and compilable(x):
+                run.append(x)
+                continue
+            if run:
+                out.append(_region(run, st, check_uniform))
+                run = []
             if isinstance(x, Packet):
                 for ins in x.instrs:
                     f = cache.get(id(ins))
@@ -211,6 +230,8 @@ def compile_program(program: Program, st: HvxState, check_uniform: bool = True, 
                         out.append(f)
             else:
                 out.append((x.count, block(x.body)))
+        if run:
+            out.append(_region(run, st, check_uniform))
         return out
     return block(program.body)
 
@@ -235,7 +256,7 @@ def run(program: Program, st: HvxState, config: TimingConfig = TimingConfig(),
         check_uniform: bool = True, fast: bool = True) -> RunResult:
     """Execute ``program`` on every tile of ``st`` (in place) and return values plus timing.
     ``fast=False`` runs every instruction through its numpy semantics (the reference path)."""
-    if st.mem.shape[1] < program.mem_bytes:
-        raise MemoryFault(f"program needs {program.mem_bytes} bytes of tile memory, state has {st.mem.shape[1]}")
+    if st.address_bytes < program.mem_bytes:
+        raise MemoryFault(f"program needs {program.mem_bytes} bytes of tile memory, state has {st.address_bytes}")
     _exec(compile_program(program, st, check_uniform, fast))
     return RunResult(st, analyze(program, config))

@@ -4,6 +4,10 @@ Every array has the tile count first, so one program runs over many independent 
 ``V`` [tiles, 32, 128] vector registers (pairs are adjacent even/odd registers), ``Q``
 [tiles, 4, 128] predicate bits (one per vector byte), ``R`` [tiles, 32] scalar registers
 (int64 holding 32-bit values) and ``mem`` [tiles, bytes] each tile's private memory image.
+
+``share`` backs one read-only byte range of every tile's address space with one of a few shared
+images instead of per-tile copies (a DMA engine broadcasting a weight or B panel to many tiles):
+loads there read ``shared_data[shared_group[tile]]`` and stores there fault.
 """
 from __future__ import annotations
 
@@ -17,6 +21,26 @@ class HvxState:
         self.Q = np.zeros((tiles, 4, 128), np.bool_)
         self.R = np.zeros((tiles, 32), np.int64)
         self.mem = np.zeros((tiles, mem_bytes), np.uint8)
+        self.shared_offset = -1                              # no shared range
+        self.shared_data = np.zeros((1, 0), np.uint8)        # [images, bytes]
+        self.shared_group = np.zeros(tiles, np.int64)        # image read by each tile
+
+    def share(self, offset: int, images: np.ndarray, group: np.ndarray) -> None:
+        """Back bytes [offset, offset + images.shape[1]) of every tile by ``images[group[t]]``
+        (read-only).  Only one shared range per state; it may lie past the private memory, which
+        then need not reserve those bytes."""
+        images = np.ascontiguousarray(images).reshape(len(images), -1).view(np.uint8)
+        group = np.asarray(group, np.int64).reshape(self.tiles)
+        if offset < 0:
+            raise ValueError("negative shared offset")
+        if group.min(initial=0) < 0 or group.max(initial=0) >= len(images):
+            raise ValueError("shared image index out of range")
+        self.shared_offset, self.shared_data, self.shared_group = int(offset), images, group
+
+    @property
+    def address_bytes(self) -> int:
+        """Size of each tile's address space: private memory plus the shared range."""
+        return max(self.mem.shape[1], self.shared_offset + self.shared_data.shape[1])
 
     def vreg(self, n: int) -> np.ndarray:
         return self.V[:, n]

@@ -1,82 +1,252 @@
-"""Compiled execution of hot loops (the emulator's "translation blocks").
+"""Compiled execution of program regions (the emulator's "translation blocks").
 
-A hardware loop whose body uses only the instructions below is executed by one numba call that
-walks tiles in the outer loop and runs every iteration of the body for a tile while its
-registers are in cache, instead of one numpy call per instruction over all tiles.  Each tile is
-independent and instructions inside a packet never depend on each other (isa.hvx.program), so
-per-tile sequential execution gives the same state as the per-instruction path; tests check the
-two paths against each other.  Timing is unaffected (isa.hvx.timing is static).
+A run of consecutive packets and hardware loops that use only the instructions in ``SUPPORTED``
+is encoded once into an int64 code table (one row per instruction, loop begin/end markers) and
+executed by numba: tiles in the outer loop (chunks handed to CPU threads, numba releases the
+GIL), a small batch of tiles in lockstep per decoded instruction (control flow is the same for
+every tile), the register state in the state arrays.  Each tile is independent and instructions
+inside a packet never depend on each other (isa.hvx.program), so per-tile sequential execution
+gives the state of the per-instruction numpy path; tests/isa/test_fast_paths.py checks the two
+against each other.  Timing is not computed here: isa.hvx.timing derives it once from the
+packet/resource model (a loop body's cost times its trip count), since control flow is static.
+The uniform-address contract is checked with a per-tile hash of every address accessed.
+
+Shared memory: a read-only byte range of every tile's address space may be backed by one of a
+few shared images (e.g. a GEMM's B panel, read by every row-block tile); loads inside it read
+``shared[group[tile]]``, stores into it fault.  See ``HvxState.share``.
 """
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
-from numba import njit, prange
+import numba
+from numba import njit
 
-from .fast import _vrmpybus_acc_row
+from .fast import rmpy_bus_acc, rmpy_bv_acc, vcopy
+from .ops.scalar import s32
 
-OP_VRMPYBUS_ACC, OP_VLOAD_PI, OP_SLOAD_PI, OP_ADDI, OP_NOP = 0, 1, 2, 3, 4
-SUPPORTED = frozenset({"vrmpybus_acc", "vL32b_pi", "L2_loadri_pi", "A2_addi", "J2_loop0i"})
+(OP_VRMPYBUS_ACC, OP_VRMPYBV_ACC, OP_VLOAD_AI, OP_VLOAD_PI, OP_VSTORE_AI, OP_VSTORE_PI, OP_SLOAD_AI,
+ OP_SLOAD_PI, OP_ADDI, OP_TFRSI, OP_TFR, OP_SPLATW, OP_VROR, OP_VADDW, OP_VSUBW, OP_VASLW, OP_VD0,
+ OP_VASSIGN, OP_NOP, OP_LOOP, OP_END) = range(21)
+
+_ENC = {   # op -> (code, how to turn its args into (a, b, c))
+    "vrmpybus_acc": (OP_VRMPYBUS_ACC, lambda a: (a[0].n, a[1].n, a[2].n)),
+    "vrmpybv_acc": (OP_VRMPYBV_ACC, lambda a: (a[0].n, a[1].n, a[2].n)),
+    "vL32b_ai": (OP_VLOAD_AI, lambda a: (a[0].n, a[1].n, a[2] * 128)),
+    "vL32b_pi": (OP_VLOAD_PI, lambda a: (a[0].n, a[1].n, a[2] * 128)),
+    "vS32b_ai": (OP_VSTORE_AI, lambda a: (a[2].n, a[0].n, a[1] * 128)),
+    "vS32b_pi": (OP_VSTORE_PI, lambda a: (a[2].n, a[0].n, a[1] * 128)),
+    "L2_loadri_io": (OP_SLOAD_AI, lambda a: (a[0].n, a[1].n, a[2])),
+    "L2_loadri_pi": (OP_SLOAD_PI, lambda a: (a[0].n, a[1].n, a[2])),
+    "A2_addi": (OP_ADDI, lambda a: (a[0].n, a[1].n, a[2])),
+    "A2_tfrsi": (OP_TFRSI, lambda a: (a[0].n, int(s32(np.array([a[1]]))[0]), 0)),
+    "A2_tfr": (OP_TFR, lambda a: (a[0].n, a[1].n, 0)),
+    "lvsplatw": (OP_SPLATW, lambda a: (a[0].n, a[1].n, 0)),
+    "vror": (OP_VROR, lambda a: (a[0].n, a[1].n, a[2].n)),
+    "vaddw": (OP_VADDW, lambda a: (a[0].n, a[1].n, a[2].n)),
+    "vsubw": (OP_VSUBW, lambda a: (a[0].n, a[1].n, a[2].n)),
+    "vaslw": (OP_VASLW, lambda a: (a[0].n, a[1].n, a[2].n)),
+    "vd0": (OP_VD0, lambda a: (a[0].n, 0, 0)),
+    "vassign": (OP_VASSIGN, lambda a: (a[0].n, a[1].n, 0)),
+    "J2_loop0i": (OP_NOP, lambda a: (0, 0, 0)),
+}
+SUPPORTED = frozenset(_ENC)
 
 
-def encode(instrs) -> np.ndarray:
-    """Instruction list -> int64 code rows (op, a, b, c)."""
+def encode(items) -> np.ndarray:
+    """Packets and Loops (isa.hvx.program) -> int64 code rows (op, a, b, c); instructions of a
+    packet in order, a loop as LOOP(count) body END."""
+    from .program import Packet
     rows = []
-    for ins in instrs:
-        a = ins.args
-        if ins.op == "vrmpybus_acc":
-            rows.append((OP_VRMPYBUS_ACC, a[0].n, a[1].n, a[2].n))
-        elif ins.op == "vL32b_pi":
-            rows.append((OP_VLOAD_PI, a[0].n, a[1].n, a[2] * 128))
-        elif ins.op == "L2_loadri_pi":
-            rows.append((OP_SLOAD_PI, a[0].n, a[1].n, a[2]))
-        elif ins.op == "A2_addi":
-            rows.append((OP_ADDI, a[0].n, a[1].n, a[2]))
-        else:
-            rows.append((OP_NOP, 0, 0, 0))
+
+    def walk(xs):
+        for x in xs:
+            if isinstance(x, Packet):
+                for ins in x.instrs:
+                    code, f = _ENC[ins.op]
+                    rows.append((code,) + tuple(f(ins.args)))
+            else:
+                rows.append((OP_LOOP, x.count, 0, 0))
+                walk(x.body)
+                rows.append((OP_END, 0, 0, 0))
+    walk(items)
     return np.array(rows, np.int64).reshape(-1, 4)
 
 
-@njit(cache=True, boundscheck=False, error_model="numpy", parallel=True)
-def run_loop(code, count, v8, v32, regs, mem):
-    """Run ``count`` iterations of ``code`` on every tile; returns 0, or 1 on a memory fault.
-    Tiles are independent, so they are spread over CPU threads (prange)."""
+def compilable(x) -> bool:
+    """True when a Packet or Loop uses only SUPPORTED instructions (recursively)."""
+    from .program import Packet
+    if isinstance(x, Packet):
+        return all(i.op in SUPPORTED for i in x.instrs)
+    return all(compilable(y) for y in x.body)
+
+
+@njit(cache=True, boundscheck=False, error_model="numpy", inline="always")
+def _s32(v):
+    v &= 0xFFFFFFFF
+    return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
+
+
+@njit(cache=True, boundscheck=False, error_model="numpy", inline="always")
+def _word(b, a):
+    """Little-endian 32-bit word at byte ``a`` (as a non-negative int64)."""
+    return np.int64(b[a]) | (np.int64(b[a + 1]) << 8) | (np.int64(b[a + 2]) << 16) | (np.int64(b[a + 3]) << 24)
+
+
+@njit(cache=True, boundscheck=False, error_model="numpy", nogil=True)
+def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
+    """Execute ``code`` on tiles [t0, t1) in lockstep (control flow is the same for every tile, so
+    one decode serves the batch); returns 0, or 1 on a memory fault.  ``ah[t]`` accumulates a hash
+    of every address tile t accesses, so the caller can check that addresses agree across tiles.
+    Releases the GIL."""
     nbytes = mem.shape[1]
-    fault = np.zeros(v8.shape[0], np.int64)
-    for t in prange(v8.shape[0]):
-        fault[t] = _run_tile(code, count, v8, v32, regs, mem, nbytes, t)
-    return 1 if fault.any() else 0
-
-
-@njit(cache=True, boundscheck=False, error_model="numpy")
-def _run_tile(code, count, v8, v32, regs, mem, nbytes, t):
-    a16 = np.empty(128, np.int16)
-    b16 = np.empty(128, np.int16)
-    prod = np.empty(64, np.int32)
-    if True:
-        for _ in range(count):
-            for p in range(code.shape[0]):
-                op = code[p, 0]
-                x = code[p, 1]
-                y = code[p, 2]
-                z = code[p, 3]
-                if op == 0:
-                    _vrmpybus_acc_row(v8, v32, t, x, y, regs[t, z], a16, b16, prod)
-                elif op == 1:
-                    a = regs[t, y] & ~127
-                    if a < 0 or a + 128 > nbytes:
-                        return 1
-                    for j in range(128):
-                        v8[t, x, j] = mem[t, a + j]
-                    regs[t, y] += z
-                elif op == 2:
-                    a = regs[t, y] & ~3
-                    if a < 0 or a + 4 > nbytes:
-                        return 1
-                    w = np.int64(mem[t, a]) | (np.int64(mem[t, a + 1]) << 8) | (np.int64(mem[t, a + 2]) << 16) \
-                        | (np.int64(mem[t, a + 3]) << 24)
-                    regs[t, x] = w - (np.int64(1) << 32) if w >= (np.int64(1) << 31) else w
-                    regs[t, y] += z
-                elif op == 3:
-                    v = (regs[t, y] + z) & 0xFFFFFFFF
-                    regs[t, x] = v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
+    sh_end = sh_off + sh_data.shape[1]
+    stack_pc = np.zeros(8, np.int64)
+    stack_n = np.zeros(8, np.int64)
+    sp = 0
+    pc = 0
+    n = code.shape[0]
+    while pc < n:
+        op = code[pc, 0]
+        x = code[pc, 1]
+        y = code[pc, 2]
+        z = code[pc, 3]
+        pc += 1
+        if op == OP_VRMPYBUS_ACC:
+            for t in range(t0, t1):
+                vb = t * 4096
+                rmpy_bus_acc(v8, vb + x * 128, vb + y * 128, regs[t, z])
+        elif op == OP_VLOAD_AI or op == OP_VLOAD_PI:
+            for t in range(t0, t1):
+                a = regs[t, y] + (z if op == OP_VLOAD_AI else 0)
+                ah[t] = (ah[t] * 1000003) ^ a
+                a &= ~127
+                if a >= sh_off and a + 128 <= sh_end:
+                    vcopy(v8, t * 4096 + x * 128, sh_data, sh_group[t] * sh_data.shape[1] + a - sh_off)
+                elif a < 0 or a + 128 > nbytes or (a + 128 > sh_off and a < sh_end):
+                    return 1
+                else:
+                    vcopy(v8, t * 4096 + x * 128, mem, t * nbytes + a)
+                if op == OP_VLOAD_PI:
+                    regs[t, y] = _s32(regs[t, y] + z)
+        elif op == OP_VRMPYBV_ACC:
+            for t in range(t0, t1):
+                vb = t * 4096
+                rmpy_bv_acc(v8, vb + x * 128, vb + y * 128, vb + z * 128)
+        elif op == OP_SLOAD_AI or op == OP_SLOAD_PI:
+            for t in range(t0, t1):
+                a = regs[t, y] + (z if op == OP_SLOAD_AI else 0)
+                ah[t] = (ah[t] * 1000003) ^ a
+                a &= ~3
+                if a >= sh_off and a + 4 <= sh_end:
+                    wd = _word(sh_data[sh_group[t]], a - sh_off)
+                elif a < 0 or a + 4 > nbytes or (a + 4 > sh_off and a < sh_end):
+                    return 1
+                else:
+                    wd = _word(mem[t], a)
+                regs[t, x] = _s32(wd)
+                if op == OP_SLOAD_PI:
+                    regs[t, y] = _s32(regs[t, y] + z)
+        elif op == OP_ADDI:
+            for t in range(t0, t1):
+                regs[t, x] = _s32(regs[t, y] + z)
+        elif op == OP_VSTORE_AI or op == OP_VSTORE_PI:
+            for t in range(t0, t1):
+                a = regs[t, y] + (z if op == OP_VSTORE_AI else 0)
+                ah[t] = (ah[t] * 1000003) ^ a
+                a &= ~127
+                if a < 0 or a + 128 > nbytes or (a + 128 > sh_off and a < sh_end):
+                    return 1
+                vcopy(mem, t * nbytes + a, v8, t * 4096 + x * 128)
+                if op == OP_VSTORE_PI:
+                    regs[t, y] = _s32(regs[t, y] + z)
+        elif op == OP_TFRSI:
+            for t in range(t0, t1):
+                regs[t, x] = y
+        elif op == OP_TFR:
+            for t in range(t0, t1):
+                regs[t, x] = regs[t, y]
+        elif op == OP_SPLATW:
+            for t in range(t0, t1):
+                w = np.int32(_s32(regs[t, y]))
+                for j in range(32):
+                    v32[t, x, j] = w
+        elif op == OP_VROR:
+            for t in range(t0, t1):
+                k = regs[t, z] & 127
+                tmp = v8[t, y].copy()
+                for j in range(128):
+                    v8[t, x, j] = tmp[(j + k) & 127]
+        elif op == OP_VADDW:
+            for t in range(t0, t1):
+                for j in range(32):
+                    v32[t, x, j] = v32[t, y, j] + v32[t, z, j]
+        elif op == OP_VSUBW:
+            for t in range(t0, t1):
+                for j in range(32):
+                    v32[t, x, j] = v32[t, y, j] - v32[t, z, j]
+        elif op == OP_VASLW:
+            for t in range(t0, t1):
+                k = np.int32(regs[t, z] & 31)
+                for j in range(32):
+                    v32[t, x, j] = v32[t, y, j] << k
+        elif op == OP_VD0:
+            for t in range(t0, t1):
+                for j in range(128):
+                    v8[t, x, j] = 0
+        elif op == OP_VASSIGN:
+            for t in range(t0, t1):
+                vcopy(v8, t * 4096 + x * 128, v8, t * 4096 + y * 128)
+        elif op == OP_LOOP:
+            stack_pc[sp] = pc
+            stack_n[sp] = x
+            sp += 1
+        elif op == OP_END:
+            stack_n[sp - 1] -= 1
+            if stack_n[sp - 1] > 0:
+                pc = stack_pc[sp - 1]
+            else:
+                sp -= 1
     return 0
+
+
+_BATCH = 4   # tiles executed in lockstep per decode
+
+
+@njit(cache=True, boundscheck=False, error_model="numpy", nogil=True)
+def _run_range(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
+    """Run ``code`` on tiles [t0, t1) in lockstep batches; 0, or 1 on a memory fault."""
+    for t in range(t0, t1, _BATCH):
+        if _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t, min(t + _BATCH, t1)):
+            return 1
+    return 0
+
+
+def _workers() -> int:
+    return max(1, min(os.cpu_count() or 1, numba.config.NUMBA_NUM_THREADS))
+
+
+def run_region(code: np.ndarray, v8: np.ndarray, regs: np.ndarray, mem: np.ndarray, shared) -> str:
+    """Run an encoded region on every tile; ``shared`` is (offset, data [G, n], group [T]).
+    Returns "" or the reason for a fault ("range": an access outside tile memory or a store into
+    the shared range; "uniform": tiles accessed different addresses).  Regions with loops over many tiles are split into chunks
+    handed out to CPU threads on demand (numba releases the GIL), which balances the threads on
+    a machine that other work shares; short regions run on the calling thread."""
+    off, data, group = shared
+    tiles = v8.shape[0]
+    v32 = v8.view(np.int32)
+    ah = np.zeros(tiles, np.int64)
+    nw = _workers()
+    if nw == 1 or tiles < 8 or not (code[:, 0] == OP_LOOP).any():
+        fault = _run_range(code, v8, v32, regs, mem, off, data, group, ah, 0, tiles)
+    else:
+        step = max(1, -(-tiles // (8 * nw)))
+        with ThreadPoolExecutor(nw) as pool:
+            futs = [pool.submit(_run_range, code, v8, v32, regs, mem, off, data, group, ah, t, min(t + step, tiles))
+                    for t in range(0, tiles, step)]
+            fault = any([f.result() for f in futs])
+    if fault:
+        return "range"
+    return "" if (ah == ah[0]).all() else "uniform"

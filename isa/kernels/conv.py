@@ -29,9 +29,10 @@ def _geom(h, w, kh, kw, stride, pad) -> Geometry:
 
 
 @lru_cache(maxsize=128)
-def build_conv_tile(g: Geometry, cin: int, cout: int, row_blocks: int = None) -> Program:
+def build_conv_tile(g: Geometry, cin: int, cout: int, row_blocks: int = None, epilogue: str = "int32") -> Program:
     """im2col + vrmpy GEMM for one 128-position tile; ``row_blocks`` limits the output-channel
-    blocks emitted (costing emulates a representative subset)."""
+    blocks emitted (costing emulates a representative subset); ``epilogue`` as in
+    gemm.build_gemm_tile ("requant_static": int8 out, shift applied in registers)."""
     cin_p = rup(cin, 4)
     taps = g.taps()
     k = len(taps) * cin_p
@@ -39,11 +40,13 @@ def build_conv_tile(g: Geometry, cin: int, cout: int, row_blocks: int = None) ->
     ka = gemm.a_row_bytes(k)
     nrb = -(-cout // gemm.MR) if row_blocks is None else row_blocks
     win, nph = g.window, g.nphase
-    b = Builder(f"conv_tile_{g}_{cin}x{cout}")
+    b = Builder(f"conv_tile_{g}_{cin}x{cout}_{epilogue}")
     ox = b.buffer("X", cin_p * nph * win)
     oa = b.buffer("A", nrb * gemm.MR * ka)
     ob = b.buffer("B", (k4 + 2) * gemm.NB * 128)
-    oc = b.buffer("C", nrb * gemm.MR * gemm.NB * 128)
+    oc = b.buffer("C", nrb * gemm.out_bytes_per_tile(epilogue))
+    if epilogue == "requant_static":
+        b._soff = b.buffer("S", 128)
     # ---- im2col: B[k-group = (tap, 4 channels)][4 x 32 positions][4 channels], biased ----
     b.A2_tfrsi(R(20), 0x80808080 - (1 << 32))     # bias splat: xor 0x80 per byte
     b.lvsplatw(V(31), R(20))
@@ -68,6 +71,8 @@ def build_conv_tile(g: Geometry, cin: int, cout: int, row_blocks: int = None) ->
             for j in range(4):
                 b.vS32b_pi(R(1), 1, V(12 + j), buf="B")
     # ---- GEMM over the output-channel row blocks ----
+    if epilogue == "requant_static":
+        gemm.emit_requant_setup(b)
     b.A2_tfrsi(R(16), oa)
     b.A2_tfrsi(R(15), oc)
     with b.loop(nrb):
@@ -81,8 +86,7 @@ def build_conv_tile(g: Geometry, cin: int, cout: int, row_blocks: int = None) ->
                 b.vassign(V(r * gemm.NB + nb), V(r * gemm.NB))
         b.A2_tfrsi(R(1), ob)
         gemm.emit_gemm_core(b, k4, a_ptrs, 1, lambda r, nb: r * gemm.NB + nb)
-        for i in range(gemm.MR * gemm.NB):
-            b.vS32b_pi(R(15), 1, V(i), buf="C")
+        gemm.emit_epilogue(b, epilogue, lambda r, nb: r * gemm.NB + nb, 15)
         b.A2_addi(R(16), R(16), gemm.MR * ka)
     return b.build()
 
@@ -97,8 +101,10 @@ def pack_weights(w: np.ndarray, cin_p: int, ka: int, rows: int) -> np.ndarray:
     return out
 
 
-def conv2d_hvx(x: np.ndarray, w: np.ndarray, stride: int, pad: int, config: TimingConfig = TimingConfig()):
-    """y = conv2d(x, w) on the emulator; returns (y int32 [N, Cout, OH, OW], Timing)."""
+def conv2d_hvx(x: np.ndarray, w: np.ndarray, stride: int, pad: int, config: TimingConfig = TimingConfig(),
+               shift: int = None):
+    """y = conv2d(x, w) on the emulator; returns (y [N, Cout, OH, OW], Timing).  y is int32, or
+    with ``shift`` the int8 NITI requantisation by that known shift, done in the epilogue."""
     n, cin, h, wd = x.shape
     cout, _, kh, kw = w.shape
     g = _geom(h, wd, kh, kw, stride, pad)
@@ -116,7 +122,8 @@ def conv2d_hvx(x: np.ndarray, w: np.ndarray, stride: int, pad: int, config: Timi
         phases = ph
     planes = tap_planes(xin, g, phases)
     wins = tile_windows(planes, g)
-    prog = build_conv_tile(g, cin, cout)
+    epilogue = "int32" if shift is None else "requant_static"
+    prog = build_conv_tile(g, cin, cout, None, epilogue)
     k = len(g.taps()) * cin_p
     ka = gemm.a_row_bytes(k)
     nrb = -(-cout // gemm.MR)
@@ -124,10 +131,13 @@ def conv2d_hvx(x: np.ndarray, w: np.ndarray, stride: int, pad: int, config: Timi
     st.write(prog.buffer("X").offset, wins.reshape(wins.shape[0], -1))
     a = pack_weights(w, cin_p, ka, nrb * gemm.MR)
     st.write(prog.buffer("A").offset, np.broadcast_to(a.reshape(1, -1), (wins.shape[0], a.size)))
+    if shift is not None:
+        st.write(prog.buffer("S").offset, np.full((wins.shape[0], 1), shift, np.int32))
     res = run(prog, st, config)
     total.add(res.timing, wins.shape[0])
     cbuf = prog.buffer("C")
-    c = st.read(cbuf.offset, cbuf.size, np.int32).reshape(wins.shape[0], nrb * gemm.MR, 128)[:, :cout]
+    c = st.read(cbuf.offset, cbuf.size, np.int32 if shift is None else np.int8)
+    c = c.reshape(wins.shape[0], nrb * gemm.MR, 128)[:, :cout]
     return untile_outputs(c, g, n), total
 
 

@@ -4,8 +4,9 @@ Dynamic requantisation follows Mandheling's listing: pass 1 re-reads the stored 
 finds max|x| (vabs:sat + vmax, then a vror/vmax lane tree), the shift is 32 - clz - 7 (vcl0 on
 the vector, vextract to a scalar, clamped at 0); pass 2 reloads the int32 values, adds the
 rounding constant (saturating), shifts (vasr) and packs to int8 (two saturating vpack levels).
-Static requantisation is pass 2 alone with a stored shift, so the dynamic/static cost ratio comes
-out of the two programs.
+``build_requant_static`` is pass 2 alone with a stored shift, for a tensor already stored as
+int32; the costed static path (as Mandheling runs it) is the producer's fused epilogue,
+isa.kernels.gemm.emit_requant_static (see isa.kernels.costing).
 """
 from __future__ import annotations
 

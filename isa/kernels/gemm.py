@@ -82,21 +82,91 @@ def emit_gemm_core(b: Builder, k4: int, a_ptrs: list, pb: int, acc, bufA: str = 
                         b.emit(op, *args, buf=buf)
 
 
+EPILOGUES = ("int32", "requant_static")
+SHIFT_REG, RND_REG, S_PTR = 17, 18, 19      # scalar registers of the static-shift epilogue
+RND_V = 30                                  # vector register holding the splatted rounding constant
+
+
+def emit_requant_setup(b: Builder, buf: str = "S") -> None:
+    """Load the known shift from ``buf`` and splat the rounding constant 2**(shift-1) into V30."""
+    b.A2_tfrsi(R(S_PTR), b._soff)
+    b.L2_loadri_io(R(SHIFT_REG), R(S_PTR), 0, buf=buf)
+    b.A2_tfrsi(R(RND_REG), 1)
+    b.S2_asl_r_r(R(RND_REG), R(RND_REG), R(SHIFT_REG))
+    b.S2_lsr_i_r(R(RND_REG), R(RND_REG), 1)
+    b.lvsplatw(V(RND_V), R(RND_REG))
+
+
+def emit_store_int32(b: Builder, acc, ptr: int, buf: str = "C") -> None:
+    """The plain epilogue: the MR x NB int32 accumulators to memory (16 stores)."""
+    for r in range(MR):
+        for nb in range(NB):
+            b.vS32b_pi(R(ptr), 1, V(acc(r, nb)), buf=buf)
+
+
+def emit_requant_static(b: Builder, acc, ptr: int, buf: str = "C") -> None:
+    """Static-shift epilogue (NITI with a known scale, as Mandheling fuses it): on the accumulators
+    in registers, add the rounding constant (saturating), shift, pack w->h->b with saturation, and
+    store one int8 vector per row (128 columns in order).  Hand-scheduled, one packet per step:
+    the shift unit (one vasr per packet) is the bottleneck; vadd runs two steps ahead, each
+    vpack/store reads results at least two packets old (no multiply/shift/permute stalls)."""
+    n = MR * NB
+    el = [acc(r, nb) for r in range(MR) for nb in range(NB)]
+    steps = {}
+
+    def at(step, op, *args, **kw):
+        steps.setdefault(step, []).append((op, args, kw))
+    for i in range(n):
+        at(max(0, i - 2), "vaddwsat", V(el[i]), V(el[i]), V(RND_V))
+        at(i + 1, "vasrw", V(el[i]), V(el[i]), R(SHIFT_REG))
+    for r in range(MR):
+        lo, hi, out = V(16 + 3 * (r % 2)), V(17 + 3 * (r % 2)), V(18 + 3 * (r % 2))
+        e = 4 * r + 1                                           # step of the row's first vasr
+        at(e + 3, "vpackwh_sat", lo, V(acc(r, 1)), V(acc(r, 0)))
+        at(e + 5, "vpackwh_sat", hi, V(acc(r, 3)), V(acc(r, 2)))
+        at(e + 8, "vpackhb_sat", out, hi, lo)
+        at(e + 10, "vS32b_pi", R(ptr), 1, out, buf=buf)
+    for step in sorted(steps):
+        with b.packet():
+            for op, args, kw in steps[step]:
+                b.emit(op, *args, **kw)
+
+
+def emit_epilogue(b: Builder, epilogue: str, acc, ptr: int, buf: str = "C") -> None:
+    if epilogue == "int32":
+        emit_store_int32(b, acc, ptr, buf)
+    elif epilogue == "requant_static":
+        emit_requant_static(b, acc, ptr, buf)
+    else:
+        raise ValueError(f"epilogue {epilogue!r}; known: {EPILOGUES}")
+
+
+def out_bytes_per_tile(epilogue: str) -> int:
+    return MR * NB * 128 if epilogue == "int32" else MR * 128
+
+
 @lru_cache(maxsize=64)
-def build_gemm_tile(k: int) -> Program:
-    """Program for one 4x128 output tile with reduction length ``k``."""
+def build_gemm_tile(k: int, epilogue: str = "int32") -> Program:
+    """Program for one 4x128 output tile with reduction length ``k``.  ``epilogue`` "int32" stores
+    the accumulators; "requant_static" applies the known shift in registers and stores int8."""
+    if epilogue not in EPILOGUES:
+        raise ValueError(f"epilogue {epilogue!r}; known: {EPILOGUES}")
     k4 = kgroups(k)
     ka = a_row_bytes(k)
-    b = Builder(f"gemm_tile_k{k}")
+    b = Builder(f"gemm_tile_k{k}_{epilogue}")
     oa = b.buffer("A", MR * ka)
-    ob = b.buffer("B", (k4 + 2) * NB * 128)
-    oc = b.buffer("C", MR * NB * 128)
+    oc = b.buffer("C", out_bytes_per_tile(epilogue))
+    if epilogue == "requant_static":
+        b._soff = b.buffer("S", 128)
+    ob = b.buffer("B", (k4 + 2) * NB * 128)   # last: gemm_hvx backs it with shared panels
     a_ptrs = [2, 3, 4, 5]
     for r, pa in enumerate(a_ptrs):
         b.A2_tfrsi(R(pa), oa + r * ka)
 
     def acc(r, nb):
         return r * NB + nb
+    if epilogue == "requant_static":
+        emit_requant_setup(b)
     emit_rowsum_correction(b, a_ptrs, ka, lambda r: acc(r, 0), ones=24, tmp=25, rot=14)
     for r in range(MR):
         for nb in range(1, NB):
@@ -104,9 +174,7 @@ def build_gemm_tile(k: int) -> Program:
     b.A2_tfrsi(R(1), ob)
     emit_gemm_core(b, k4, a_ptrs, 1, acc)
     b.A2_tfrsi(R(15), oc)
-    for r in range(MR):
-        for nb in range(NB):
-            b.vS32b_pi(R(15), 1, V(acc(r, nb)), buf="C")
+    emit_epilogue(b, epilogue, acc, 15)
     return b.build()
 
 
@@ -119,30 +187,40 @@ def pack_b(bmat: np.ndarray, k4: int) -> np.ndarray:
     return u.reshape(k4, 4, NB, 32).transpose(0, 2, 3, 1).copy()
 
 
-def gemm_hvx(a: np.ndarray, bmat: np.ndarray, config: TimingConfig = TimingConfig()):
-    """C = A @ B on the emulator (all output tiles as one tile batch); returns (C int32, Timing)."""
+def gemm_hvx(a: np.ndarray, bmat: np.ndarray, config: TimingConfig = TimingConfig(), shift: int = None):
+    """C = A @ B on the emulator (all output tiles as one tile batch); returns (C, Timing).
+    C is int32, or with ``shift`` the int8 NITI requantisation of A @ B by that known shift,
+    computed in the kernel's epilogue."""
     m, k = a.shape
     k2, n = bmat.shape
     assert k == k2
-    prog = build_gemm_tile(k)
+    epilogue = "int32" if shift is None else "requant_static"
+    prog = build_gemm_tile(k, epilogue)
     k4, ka = kgroups(k), a_row_bytes(k)
     mt, nt = -(-m // MR), -(-n // NCOL)
     ap = np.zeros((mt * MR, ka), np.int8)
     ap[:m, :k] = a
     bpad = np.zeros((k, nt * NCOL), np.int8)
     bpad[:, :n] = bmat
-    st = HvxState(mt * nt, prog.mem_bytes)
     A = prog.buffer("A")
     B = prog.buffer("B")
     C = prog.buffer("C")
-    tiles_a = ap.reshape(mt, MR * ka)
-    packs = np.stack([pack_b(bpad[:, j * NCOL:(j + 1) * NCOL], k4).reshape(-1) for j in range(nt)])
-    mem = st.mem.reshape(mt, nt, -1)                    # tile (i, j) = row block i, column block j
-    mem[:, :, A.offset:A.offset + tiles_a.shape[1]] = tiles_a.view(np.uint8)[:, None, :]
-    mem[:, :, B.offset:B.offset + packs.shape[1]] = packs[None, :, :]
+    st = HvxState(mt * nt, B.offset)                  # private memory: A, C (and S) only
+    # tile j * mt + i = row block i of column block j: its own A rows; the B panel of column block
+    # j is one shared read-only image read by its mt tiles (no per-tile copies; neighbouring tiles
+    # read the same panel, so it stays in the host's cache)
+    st.write(A.offset, np.tile(ap.reshape(mt, MR * ka), (nt, 1)))
+    if shift is not None:
+        st.write(prog.buffer("S").offset, np.full((mt * nt, 1), shift, np.int32))
+    packs = np.zeros((nt, prog.mem_bytes - B.offset), np.uint8)   # the panel and its guard vector
+    for j in range(nt):
+        p = pack_b(bpad[:, j * NCOL:(j + 1) * NCOL], k4).reshape(-1)
+        packs[j, :p.size] = p
+    st.share(B.offset, packs, np.repeat(np.arange(nt), mt))
     res = run(prog, st, config)
-    out = st.read(C.offset, MR * NB * 128, np.int32).reshape(mt, nt, MR, NCOL)
-    c = out.transpose(0, 2, 1, 3).reshape(mt * MR, nt * NCOL)[:m, :n]
+    dt = np.int32 if shift is None else np.int8
+    out = st.read(C.offset, C.size, dt).reshape(nt, mt, MR, NCOL)
+    c = out.transpose(1, 2, 0, 3).reshape(mt * MR, nt * NCOL)[:m, :n]
     total = Timing()
     total.add(res.timing, mt * nt)
     return c, total

@@ -28,6 +28,25 @@ def test_gemm_extremes():
     assert (gemm.gemm_hvx(a, -b - 1)[0] == ref.gemm(a, -b - 1)).all()
 
 
+@SETTINGS
+@given(m=st.integers(1, 9), k=st.integers(1, 70), n=st.integers(1, 260), shift=st.integers(0, 24),
+       seed=st.integers(0, 2 ** 16))
+def test_gemm_static_requant_epilogue(m, k, n, shift, seed):
+    """The known shift applied to the accumulators in registers equals numpy's NITI requant."""
+    rng = np.random.default_rng(seed)
+    a, b = _i8(rng, (m, k)), _i8(rng, (k, n))
+    c, _ = gemm.gemm_hvx(a, b, shift=shift)
+    assert c.dtype == np.int8 and (c == ref.requant(ref.gemm(a, b), shift)).all()
+
+
+def test_gemm_static_requant_extremes():
+    a = np.full((4, 40), -128, np.int8)
+    b = np.full((40, 128), -128, np.int8)
+    for shift in (0, 1, 7, 16, 20, 31):
+        for bb in (b, -b - 1):
+            assert (gemm.gemm_hvx(a, bb, shift=shift)[0] == ref.requant(ref.gemm(a, bb), shift)).all()
+
+
 conv_shape = dict(n=st.integers(1, 2), cin=st.integers(1, 9), h=st.integers(3, 12), w=st.integers(3, 12),
                   cout=st.integers(1, 9), k=st.sampled_from([1, 3]), stride=st.sampled_from([1, 2]),
                   seed=st.integers(0, 2 ** 16))
@@ -42,6 +61,17 @@ def test_conv2d(n, cin, h, w, cout, k, stride, seed):
     y, _ = conv.conv2d_hvx(x, wt, stride, pad)
     r = ref.conv2d(x, wt, stride, pad)
     assert y.shape == r.shape and (y == r).all()
+
+
+@SETTINGS
+@given(**conv_shape, shift=st.integers(0, 20))
+def test_conv2d_static_requant_epilogue(n, cin, h, w, cout, k, stride, seed, shift):
+    rng = np.random.default_rng(seed)
+    pad = k // 2
+    x, wt = _i8(rng, (n, cin, h, w)), _i8(rng, (cout, cin, k, k))
+    y, _ = conv.conv2d_hvx(x, wt, stride, pad, shift=shift)
+    r = ref.requant(ref.conv2d(x, wt, stride, pad), shift)
+    assert y.dtype == np.int8 and y.shape == r.shape and (y == r).all()
 
 
 @SETTINGS
