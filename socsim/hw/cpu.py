@@ -9,7 +9,10 @@ Threads: work is split evenly (MNN's static split); the slowest core sets the pa
 Memory: socsim.hw.memory simulates the op's MNN-style stream through private L1D/L2 and the
 shared L3/SLC; cache-hit latency overlaps with compute (out-of-order cores) and DRAM time
 overlaps with compute roofline-style (Williams et al., CACM 2009), with the channel shared by
-the threads (socsim.hw.dram).  time = compute cycles / f + the DRAM time left uncovered.
+the threads (socsim.hw.dram), which also loses row-buffer locality to the threads' interleaved
+read and write streams; plane kernels pay a contended atomic per plane handed out.  Irregular
+data movement (transpose, weight_rotate, slice) is walked per element (IRREGULAR_*).
+time = compute cycles / f + the DRAM time left uncovered + synchronisation.
 """
 from __future__ import annotations
 
@@ -61,6 +64,29 @@ def _mlp(cl: Cluster) -> float:
 # Fork-join of MNN's thread pool per parallel op: a futex wake-up and a barrier, a few
 # microseconds per extra thread (assumption; Linux futex wake latency is ~2-5 us on phones).
 THREAD_SYNC_S = 3e-6
+# Plane kernels (depthwise conv, pools) hand out one (image, channel-group) plane at a time from
+# a counter shared by the threads: one contended atomic per plane, i.e. a cache-line transfer
+# between cores through the DSU (~100 ns; assumption from the L3 hit latency plus snoop).
+ITEM_SYNC_S = 100e-9
+PLANE_KINDS = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd", "avgpool", "avgpool_bwd"}
+
+# Irregular data movement (pub:op_latency_ms_cpu_vs_dsp: Transpose, WeightRotate, Slice).  These
+# are permutations, not lane-wise maps, so the CPU walks them element by element (or in small
+# register tiles) instead of streaming 16-byte vectors:
+#   core cycles per element: scalar load + store + the index arithmetic of the walk (A77: one
+#     store port, so >= ~1 per element for a scalar loop); transpose uses 8x8 NEON register
+#     tiles (TRN1/TRN2, MNN's MNNTranspose), so less than one;
+#   strided side: the walk stores (or loads) at a stride of a row, so each access touches a
+#     line of which it uses one element (transpose: one 8-byte tile row; weight_rotate: one
+#     element, the kernel is written as [ci][co][kh][kw] from [co][ci][kh][kw] reversed; slice:
+#     the crop restarts every row) -- that line is an L1 miss served by L2 (TLB reach included),
+#     costed at L2 latency / MLP like other cache hits below L1.
+# Calibrated (micro level) so the DSP/CPU ratios at VGG-16 sizes (2 A77 threads vs the cDSP at
+# 500 MHz) fall in Table 3's 4-8x band (docs/validation.md "Irregular ops"); the paper gives no
+# tensor sizes, so only the ratios are fitted.
+IRREGULAR_CYCLES_PER_ELEM = {"transpose": 0.85, "weight_rotate": 1.1, "slice": 3.0, "channel_shuffle": 1.0}
+# Fraction of the walk's element accesses that touch a new line on the strided side.
+IRREGULAR_STRIDED_FRACTION = {"transpose": 1 / 8, "weight_rotate": 1 / 9, "slice": 1 / 8, "channel_shuffle": 1.0}
 
 GEMM_KINDS = {"conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm"}
 DW_KINDS = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad"}
@@ -99,7 +125,11 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
         outs = max(op_macs(op) // max(taps, 1), 1)
         mix = Mix(DW_MIX_PER_TAP.vec * taps, DW_MIX_PER_TAP.loads * taps, 1.0, DW_MIX_PER_TAP.other * taps)
         return outs / lanes(op.dtype) * share * unit_cycles(cl, mix)
-    # element-wise, reductions, pools, data movement
+    if op.kind in IRREGULAR_CYCLES_PER_ELEM:
+        elems = max(op.bytes_written // _elt_bytes(op.dtype), op.flops, 1)
+        strided = IRREGULAR_STRIDED_FRACTION[op.kind] * cl.l2.hit_latency_cycles / _mlp(cl)
+        return elems * share * (IRREGULAR_CYCLES_PER_ELEM[op.kind] + strided)
+    # element-wise, reductions, pools
     elems = max(op.flops, op.out_bytes // _elt_bytes(op.dtype), op.bytes_written // _elt_bytes(op.dtype), 1)
     ops_per = 2.0 if op.kind.endswith("_bwd") else 1.0
     mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if op.kind in ("add",) or op.kind.endswith("_bwd") else 1),
@@ -155,16 +185,22 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
 
     # DRAM: latency-bound per thread (MLP lines in flight) or bandwidth-bound, shared channel
     kind = "cpu-big" if slow.issue_width >= 4 else "cpu-little"
-    sh = dram_mod.share(soc.dram, kind, {kind: n})
+    # each thread walks its input (reads) and its output (writebacks): interleaved address
+    # streams that break each other's DRAM row-buffer locality (socsim.hw.dram)
+    per_thread = int(mem.dram_read_bytes > 0) + int(mem.dram_write_bytes > 0)
+    sh = dram_mod.share(soc.dram, kind, {kind: n}, streams=max(1, n * per_thread))
     dram_s = mem.dram_bytes * share / sh.bandwidth_bps
-    stall_s = max(0.0, dram_s - core_s) + (THREAD_SYNC_S * (n - 1))
+    sync_s = THREAD_SYNC_S * (n - 1)
+    if n > 1 and op.kind in PLANE_KINDS:
+        sync_s += ITEM_SYNC_S * mem.work_items / n
+    stall_s = max(0.0, dram_s - core_s) + sync_s
     time_busy = core_s + stall_s
     activity = 0.25 + 0.75 * (compute_s / time_busy if time_busy else 1.0)
     busy: dict[str, int] = {}
     for c in cores:
         name = soc.cpu.cluster_of(c).name
         busy[name] = busy.get(name, 0) + 1
-    detail = [("threads", float(n)), ("compute_s", compute_s), ("dram_s", dram_s),
+    detail = [("threads", float(n)), ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s),
               ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
               ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes))]
     detail += [(f"hit_rate_{l.name}", l.hit_rate) for l in mem.levels]

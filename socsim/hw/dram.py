@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from socsim.spec.soc import Dram
 
 # Fraction of achievable bandwidth lost per additional concurrent request stream (row-buffer
-# interference), capped below.  Assumption within the 10-40%-for-4-streams range cited above.
-ROW_INTERFERENCE_PER_STREAM = 0.06
-MIN_INTERFERENCE_FACTOR = 0.6
+# interference), capped below.  A stream is one sequential address walk: a thread reading its
+# input and writing its output is two (and reads and writes to DRAM also pay bus turnaround).
+# 0.08 per stream loses 24% with 4 streams, inside the 10-40% cited above; the floor (0.45 of
+# the achievable bandwidth from 8 streams on: 4 threads each reading and writing) extrapolates
+# beyond what the citation measures and is set so that Swan's observation (a memory-bound
+# depthwise conv slower on 4 big cores than on 1; pub: Swan, SEEDS.md 3) appears.
+ROW_INTERFERENCE_PER_STREAM = 0.08
+MIN_INTERFERENCE_FACTOR = 0.45
 
 # Bytes a sharer keeps in flight (outstanding line fills incl. hardware prefetch), by kind.
 # cpu-big: Cortex-A77/A78/X1 L2 tracks on the order of 32-48 outstanding transactions
@@ -50,13 +55,15 @@ def sharer_limit_bps(dram: Dram, kind: str, latency_ns: float | None = None) -> 
     return BYTES_IN_FLIGHT[kind] / lat
 
 
-def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None) -> DramShare:
+def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None, streams: int | None = None) -> DramShare:
     """Bandwidth one sharer of ``kind`` gets while ``sharers`` (kind -> count, itself included)
-    are busy together: the channel is split evenly among streams, each capped by its own MLP."""
+    are busy together: the channel is split evenly among sharers, each capped by its own MLP.
+    ``streams`` is the number of interleaved address streams behind the row-buffer interference
+    (default: one per sharer)."""
     sharers = dict(sharers or {kind: 1})
     sharers.setdefault(kind, 1)
     n = sum(sharers.values())
-    total = achievable_bps(dram, n)
+    total = achievable_bps(dram, streams or n)
     # water-filling: sharers below the fair share keep their limit, the rest split the remainder
     limits = sorted((sharer_limit_bps(dram, k) for k, c in sharers.items() for _ in range(c)))
     left, remaining = total, n

@@ -7,7 +7,8 @@ returns hit rates, miss traffic and DRAM bytes.  Large ops are sampled: the firs
 outermost loop are simulated until ``budget`` accesses, the per-step counts of the second half
 of the simulated steps (steady state, caches warm) are extrapolated to the remaining steps.
 docs/memory.md gives the sampling error against full simulation.  Results are memoised per
-(op signature, unit, hierarchy, threads, batch).
+(stream key, byte counts, hierarchy geometry per thread, budget; DSP: contexts, padded batch,
+VTCM): what the stream and the caches depend on, not the frequency.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ class MemProfile:
     simulated_fraction: float       # fraction of the op's outer-loop steps actually simulated
     line_bytes: int
     dram_clean_bytes: int = 0       # of dram_write_bytes: dirty lines cleaned at the op's end
+    work_items: int = 0             # outer-loop items dealt to the threads (steps x threads)
 
     @property
     def dram_bytes(self) -> int:
@@ -80,29 +82,21 @@ def plan_for(op: Op, unit: str, threads: int, batch: int | None = None, vtcm_byt
 
 
 def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET, flush: bool = False):
-    """Run a plan (sampled); returns (level stats, dram fills, dram writebacks, fraction simulated)."""
+    """Run a plan (sampled); returns (level stats, dram fills, dram writebacks, flushed lines,
+    fraction simulated, scratch accesses).  The steps are generated and simulated in one compiled
+    call each (streams_numba.generate, hier_numba.run_steps)."""
     n = plan.n_segments
-    snaps = []
-    done = 0
-    used = 0
-    while done < n:
-        segs = plan.segment(done)
-        used += sum(s[0].shape[0] for s in segs)
-        hier.run(segs)
-        done += 1
-        snaps.append((hier.counters().copy(), hier.dram_fills, hier.dram_writebacks))
-        if used >= budget and done >= min(n, MIN_SEGMENTS):
-            break
-    cnt, fills, wbs = snaps[-1]
-    cnt = cnt.astype(np.float64)
-    fills, wbs = float(fills), float(wbs)
+    lines, kinds, off, done = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done)
+    cnt = snap_cnt[-1].astype(np.float64)
+    fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
     if done < n:
+        # extrapolate with the per-step delta of the second half of the simulated steps
         m = max(1, done // 2)
-        c0, f0, w0 = snaps[done - 1 - m]
         rest = (n - done) / m
-        cnt = cnt + (snaps[-1][0] - c0) * rest
-        fills += (snaps[-1][1] - f0) * rest
-        wbs += (snaps[-1][2] - w0) * rest
+        cnt = cnt + (snap_cnt[-1] - snap_cnt[done - 1 - m]) * rest
+        fills += (snap_dram[-1, 0] - snap_dram[done - 1 - m, 0]) * rest
+        wbs += (snap_dram[-1, 1] - snap_dram[done - 1 - m, 1]) * rest
     flushed = 0
     if flush:
         before = hier.dram_writebacks
@@ -140,7 +134,8 @@ def op_memory(op: Op, unit: str, soc: SocSpec, cores: tuple[int, ...] = (), thre
     if unit == "cpu":
         cores = tuple(cores) or (soc.cpu.clusters[-1].core_ids[0],)
         priv = tuple(cpu_private_geoms(soc, c) for c in cores)
-        return _cpu_memory(op.kind, op.dtype, op.params, int(op.bytes_read), int(op.bytes_written),
+        kind, dtype, params = _stream_key(op)
+        return _cpu_memory(kind, dtype, params, int(op.bytes_read), int(op.bytes_written),
                            priv, cpu_shared_geoms(soc), budget)
     if unit == "dsp":
         if soc.dsp is None:
@@ -148,9 +143,19 @@ def op_memory(op: Op, unit: str, soc: SocSpec, cores: tuple[int, ...] = (), thre
         l2 = CacheGeom.from_spec("L2", soc.dsp.l2)
         ctx = threads or soc.dsp.hvx_contexts
         b = batch if batch is not None else op.batch
-        return _dsp_memory(op.kind, op.dtype, op.params, int(op.bytes_read), int(op.bytes_written),
+        kind, dtype, params = _stream_key(op)
+        return _dsp_memory(kind, dtype, params, int(op.bytes_read), int(op.bytes_written),
                            l2, ctx, b, int(soc.dsp.vtcm_kb * 1024), budget)
     raise ValueError(f"unknown unit {unit!r}")
+
+
+def _stream_key(op: Op) -> tuple:
+    """What an op's stream depends on besides its byte counts: element-wise streams only on the
+    bytes and the number of passes, so a relu, a transpose and an SGD step of one size share a
+    profile (memoised on this + hierarchy geometry + threads; frequency plays no part)."""
+    if op.kind in CONV_LIKE or op.kind in PLANE_LIKE:
+        return op.kind, op.dtype, op.params
+    return ("requant_dynamic" if op.kind == "requant_dynamic" else "eltwise"), "", ()
 
 
 def _op(kind, dtype, params, rd, wr) -> Op:
@@ -168,7 +173,8 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
                      per_thread_private=priv)
     stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget)
     last = shared[-1].line_bytes if shared else priv[0][-1].line_bytes
-    return MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last)
+    return MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last,
+                      work_items=plan.n_segments * threads)
 
 
 @lru_cache(maxsize=4096)

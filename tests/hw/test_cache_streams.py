@@ -1,8 +1,10 @@
-"""Access streams and sampling: sampled simulation stays close to full simulation."""
+"""Access streams and sampling: compiled generators vs their numpy twin, sampled vs full simulation."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as hs
 
 from socsim.hw.cache import streams as st
+from socsim.hw.cache import streams_ref as ref
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy
 from socsim.hw.memory import simulate
@@ -20,7 +22,7 @@ def _cpu_hier(threads=1):
 
 
 def test_builder_runs_match_loop():
-    b1, b2 = st._Builder(64), st._Builder(64)
+    b1, b2 = ref._Builder(64), ref._Builder(64)
     starts = np.array([0, 100, 1000], dtype=np.int64)
     b1.runs(starts, np.array([10, 200, 64]), np.array([0, 2, 0]))
     for s, n, k in zip(starts, [10, 200, 64], [0, 2, 0]):
@@ -29,7 +31,7 @@ def test_builder_runs_match_loop():
 
 
 def test_consecutive_repeats_collapse():
-    b = st._Builder(64)
+    b = ref._Builder(64)
     b.run(0, 32)
     b.run(32, 32, 2)
     lines, kinds = b.build()
@@ -65,3 +67,105 @@ def test_eltwise_covers_all_bytes():
     plan = st.eltwise_plan(op, 2)
     lines = np.concatenate([s[0] for k in range(plan.n_segments) for s in plan.segment(k)])
     assert np.unique(lines).size == pytest.approx(800_000 / 64, rel=0.01)
+
+
+CONV_KINDS = ("conv2d", "conv2d_wgrad", "conv2d_dgrad", "gemm")
+PLANE_KINDS = ("dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd", "avgpool")
+
+
+def _random_op(kind, dtype, b, c, hw, o, k, stride, nbytes):
+    if kind == "gemm":
+        return Op("g", kind, "forward", "l", dtype, make_params(m=hw * 3 + 1, k=c * 3, n=o))
+    if kind.startswith(("maxpool", "avgpool")):
+        return Op("p", kind, "forward", "l", dtype, make_params(batch=b, c=c, h=hw, w=hw,
+                                                                k=min(max(k, 2), hw), stride=stride))
+    if kind in CONV_KINDS or kind.startswith("dwconv"):
+        pad = k // 2
+        oh = (hw + 2 * pad - k) // stride + 1
+        cout = c if kind.startswith("dwconv") else o
+        return Op("c", kind, "forward", "l", dtype, make_params(batch=b, cin=c, h=hw, w=hw, cout=cout, kh=k, kw=k,
+                                                                stride=stride, pad=pad, groups=1, oh=oh, ow=oh))
+    n = nbytes // 4
+    return Op("e", kind, "forward", "l", dtype, make_params(n=n), bytes_read=nbytes, bytes_written=nbytes // 3)
+
+
+def _plans(op, unit, threads, batch, vtcm):
+    if op.kind in CONV_KINDS:
+        if unit == "cpu":
+            return st.cpu_conv_plan(op, threads), ref.cpu_conv_plan(op, threads)
+        return st.dsp_conv_plan(op, threads, batch, 128, vtcm), ref.dsp_conv_plan(op, threads, batch, 128, vtcm)
+    if op.kind in PLANE_KINDS:
+        if unit == "cpu":
+            return st.cpu_plane_plan(op, threads), ref.cpu_plane_plan(op, threads)
+        return st.dsp_plane_plan(op, threads, batch), ref.dsp_plane_plan(op, threads, batch)
+    return st.eltwise_plan(op, threads), ref.eltwise_plan(op, threads)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=hs.sampled_from(CONV_KINDS + PLANE_KINDS + ("relu", "requant_dynamic")),
+       dtype=hs.sampled_from(["fp32", "int8"]), unit=hs.sampled_from(["cpu", "dsp"]),
+       b=hs.integers(1, 3), c=hs.integers(1, 20), hw=hs.integers(1, 13), o=hs.integers(1, 20),
+       k=hs.sampled_from([1, 3, 5]), stride=hs.integers(1, 2), threads=hs.integers(1, 4),
+       nbytes=hs.integers(4, 3_000_000), vtcm=hs.sampled_from([0, 1 << 20]), data=hs.data())
+def test_compiled_streams_match_reference(kind, dtype, unit, b, c, hw, o, k, stride, threads, nbytes, vtcm, data):
+    if k > hw + 2 * (k // 2):
+        k = 1
+    op = _random_op(kind, dtype, b, c, hw, o, k, stride, nbytes)
+    fast, slow = _plans(op, unit, threads, b, vtcm)
+    assert (fast.n_segments, fast.footprint_bytes, fast.scratch) == (slow.n_segments, slow.footprint_bytes, slow.scratch)
+    steps = data.draw(hs.lists(hs.integers(0, fast.n_segments - 1), min_size=1, max_size=4))
+    for step in steps:
+        for (lf, kf), (lr, kr) in zip(fast.segment(step), slow.segment(step)):
+            assert np.array_equal(lf, lr) and np.array_equal(kf, kr)
+
+
+def test_generate_stops_at_budget_and_min_steps():
+    plan = st.cpu_conv_plan(_conv(), 2)
+    one = sum(s[0].size for s in plan.segment(0))
+    lines, kinds, off, done = plan.generate(0, plan.n_segments, budget=3 * one, min_segs=1)
+    assert done == 3 and off.size == 2 * done + 1 and off[-1] == lines.size
+    _, _, _, done = plan.generate(0, plan.n_segments, budget=1, min_segs=5)
+    assert done == 5
+    # groups laid out step-major, thread-minor, equal to the one-step call
+    lines, kinds, off, done = plan.generate(0, 4)
+    seg = plan.segment(2)
+    assert np.array_equal(lines[off[4]:off[5]], seg[0][0]) and np.array_equal(lines[off[5]:off[6]], seg[1][0])
+
+
+def _simulate_ref(plan, hier, budget):
+    """The original per-step sampler over the reference plan and Hierarchy.run (the twin)."""
+    snaps, done, used = [], 0, 0
+    while done < plan.n_segments:
+        segs = plan.segment(done)
+        used += sum(s[0].shape[0] for s in segs)
+        hier.run(segs)
+        done += 1
+        snaps.append((hier.counters().copy(), hier.dram_fills, hier.dram_writebacks))
+        if used >= budget and done >= min(plan.n_segments, 3):
+            break
+    return snaps, hier.scratch_accesses
+
+
+@pytest.mark.parametrize("op,unit", [(_conv(), "cpu"), (_conv("conv2d_wgrad"), "cpu"),
+                                     (_conv("dwconv2d", b=2, c=16, hw=20, o=16), "cpu"),
+                                     (_conv(dtype="int8", b=2, c=16, hw=12, o=8), "dsp")],
+                         ids=["conv", "wgrad", "dw", "dsp-conv"])
+def test_compiled_hierarchy_matches_per_step_reference(op, unit):
+    threads = 3 if unit == "cpu" else 4
+    if unit == "cpu":
+        fast, slow = st.cpu_conv_plan(op, threads) if op.kind != "dwconv2d" else st.cpu_plane_plan(op, threads), None
+        slow = ref.cpu_conv_plan(op, threads) if op.kind != "dwconv2d" else ref.cpu_plane_plan(op, threads)
+        mk = lambda: _cpu_hier(threads)                                           # noqa: E731
+    else:
+        fast, slow = st.dsp_conv_plan(op, threads, 2, 128, 0), ref.dsp_conv_plan(op, threads, 2, 128, 0)
+        mk = lambda: Hierarchy((), (CacheGeom("L2", 64 * 1024, 8, 128),), threads=threads,   # noqa: E731
+                               stream_line_bytes=128, scratch=((0, 3),))
+    budget = 20_000
+    snaps, scratch = _simulate_ref(slow, mk(), budget)
+    h = mk()
+    lines, kinds, off, done = fast.generate(0, fast.n_segments, budget, min(fast.n_segments, 3))
+    cnt, dram_ = h.run_steps(lines, kinds, off, done)
+    assert done == len(snaps)
+    for s, (c, f, w) in enumerate(snaps):
+        assert np.array_equal(cnt[s], c) and tuple(dram_[s]) == (f, w)
+    assert h.scratch_accesses == scratch

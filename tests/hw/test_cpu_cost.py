@@ -73,3 +73,20 @@ def test_fields_filled(soc, model):
 
 def test_memoised(soc, model):
     assert model.cost(CONV, _cfg(soc, [4])) is model.cost(CONV, _cfg(soc, [4]))
+
+
+def test_swan_memory_bound_depthwise_slower_on_four_cores(soc):
+    # pub: Swan (SEEDS.md 3): threads of a cluster share L3/SLC and DRAM, so a memory-bound
+    # depthwise conv runs slower on 4 big cores than on 1 while a 3x3 conv scales
+    m = CpuCostModel(soc)
+    freqs = tuple(sorted((c.name, c.max_mhz) for c in soc.cpu.clusters))
+
+    def t(kind, cores):
+        p = make_params(batch=16, cin=96, h=112, w=112, cout=96, kh=3, kw=3, stride=1, pad=1,
+                        groups=96 if kind == "dwconv2d" else 1, oh=112, ow=112)
+        return m.cost(Op("x", kind, "forward", "l", "fp32", p), CpuConfig(cores, freqs)).time_s
+
+    dw = {n: t("dwconv2d", cores) for n, cores in ((1, (4,)), (2, (4, 5)), (4, (4, 5, 6, 7)))}
+    conv = {n: t("conv2d", cores) for n, cores in ((1, (4,)), (2, (4, 5)), (4, (4, 5, 6, 7)))}
+    assert dw[2] < dw[1] and dw[4] > dw[1]                 # contention wins from 2 to 4 threads
+    assert conv[4] < 0.3 * conv[1] and conv[2] < 0.55 * conv[1]

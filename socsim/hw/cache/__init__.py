@@ -2,8 +2,10 @@
 
 geometry   CacheGeom, stream kinds (READ / WRITE / WRITE_FULL), counter columns
 sim_numba  the compiled chain simulator; sim_ref its plain-Python twin
-hierarchy  Chain, Hierarchy (private chains per thread -> shared chain -> DRAM, VTCM scratch)
-streams    the kernels' access streams (StreamPlan), CPU (MNN-style) and DSP (HVX)
+hierarchy  Chain, Hierarchy (private chains per thread -> shared chain -> DRAM, VTCM scratch);
+           hier_numba its compiled multi-step driver
+streams    the kernels' access plans (StreamPlan), CPU (MNN-style) and DSP (HVX);
+           streams_numba the compiled generators, streams_ref their numpy twin
 """
 from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL, CacheGeom
 from socsim.hw.cache.hierarchy import Chain, Hierarchy, LevelStats

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from socsim.hw.cache import sim_numba
+from socsim.hw.cache import hier_numba, sim_numba
 from socsim.hw.cache.geometry import (FILLS, N_COUNTERS, RD_HIT, RD_MISS, WR_HIT, WR_MISS, WRITEBACKS,
-                                      CacheGeom, ChainState, level_arrays)
+                                      CacheGeom, ChainState, RNG_SEED, level_arrays)
 
 # Threads' miss streams interleave in chunks of this many accesses (a few hundred ns of one
 # core's L2 misses): fine enough that concurrent threads share the L3's LRU state.
@@ -22,14 +22,19 @@ INTERLEAVE_CHUNK = 64
 
 
 class Chain:
-    """A chain of cache levels with persistent contents (numba-backed)."""
+    """A chain of cache levels with persistent contents (numba-backed).
 
-    def __init__(self, geoms: tuple[CacheGeom, ...], stream_line_bytes: int) -> None:
+    ``width``/``state``/``counters`` let a :class:`Hierarchy` keep several threads' chains in
+    stacked arrays (views), so the compiled driver and ``feed`` work on the same contents."""
+
+    def __init__(self, geoms: tuple[CacheGeom, ...], stream_line_bytes: int, width: int | None = None,
+                 state: ChainState | None = None, counters: np.ndarray | None = None) -> None:
         self.geoms = geoms
         self.stream_line_bytes = stream_line_bytes
-        self.sets, self.assoc, self.shift, self.policy, self.wb, width = level_arrays(geoms, stream_line_bytes)
-        self.state = ChainState.empty(len(geoms), width)
-        self.counters = np.zeros((len(geoms), N_COUNTERS), dtype=np.int64)
+        self.sets, self.assoc, self.shift, self.policy, self.wb, own = level_arrays(geoms, stream_line_bytes)
+        self.width = width or own
+        self.state = state if state is not None else ChainState.empty(len(geoms), self.width)
+        self.counters = counters if counters is not None else np.zeros((len(geoms), N_COUNTERS), dtype=np.int64)
 
     def feed(self, lines: np.ndarray, kinds: np.ndarray, emit: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """Run a stream through the chain; returns the traffic that leaves its last level."""
@@ -127,12 +132,17 @@ class Hierarchy:
     per_thread_private: tuple[tuple[CacheGeom, ...], ...] = ()
 
     def __post_init__(self) -> None:
-        if self.per_thread_private:
-            self._priv = [Chain(g, self.stream_line_bytes) for g in self.per_thread_private]
-        elif self.private:
-            self._priv = [Chain(self.private, self.stream_line_bytes) for _ in range(self.threads)]
+        line = self.stream_line_bytes
+        per = self.per_thread_private or ((self.private,) * self.threads if self.private else ())
+        self._p = _stack_chains(per, line)
+        self._priv = [Chain(g, line, self._p["width"], ChainState(self._p["tags"][t].reshape(len(g), -1),
+                                                                  self._p["meta"][t].reshape(len(g), -1),
+                                                                  self._p["dirty"][t].reshape(len(g), -1),
+                                                                  self._p["clock"][t], self._p["rng"][t]),
+                            self._p["cnt"][t].reshape(len(g), N_COUNTERS))
+                      for t, g in enumerate(per)]
         if self.shared:
-            self._shared = Chain(self.shared, self.stream_line_bytes)
+            self._shared = Chain(self.shared, line)
 
     def _strip_scratch(self, lines, kinds):
         if not self.scratch:
@@ -160,6 +170,33 @@ class Hierarchy:
         self.dram_fills += int(np.count_nonzero(out_k == 0))
         self.dram_writebacks += int(np.count_nonzero(out_k != 0))
 
+    def run_steps(self, lines: np.ndarray, kinds: np.ndarray, off: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Feed ``steps`` steps at once (groups ``off[s * threads + t]:off[s * threads + t + 1]``,
+        as :meth:`streams.StreamPlan.generate` lays them out); compiled twin of calling
+        :meth:`run` once per step.  Returns per-step snapshots: counters (steps, levels, 6) as
+        :meth:`counters` gives them, and cumulative (dram fills, dram writebacks) (steps, 2)."""
+        threads = (off.shape[0] - 1) // max(steps, 1)
+        if self._priv and threads > len(self._priv):
+            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
+        rows = len(self.level_names())
+        snap_cnt = np.zeros((steps, rows, N_COUNTERS), dtype=np.int64)
+        snap_dram = np.zeros((steps, 2), dtype=np.int64)
+        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
+        scr = np.array(self.scratch, dtype=np.int64).reshape(-1, 2)
+        p = self._p
+        sh = self._shared
+        if sh is None:
+            sh = _EMPTY_SHARED
+        hier_numba.run_steps(np.ascontiguousarray(lines, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.uint8),
+                             off, threads, steps, scr[:, 0].copy(), scr[:, 1].copy(),
+                             p["sets"], p["assoc"], p["shift"], p["policy"], p["wb"], p["tags"], p["meta"],
+                             p["dirty"], p["width"], p["clock"], p["rng"], p["cnt"],
+                             sh.sets, sh.assoc, sh.shift, sh.policy, sh.wb, sh.state.tags.reshape(-1),
+                             sh.state.meta.reshape(-1), sh.state.dirty.reshape(-1), sh.width, sh.state.clock,
+                             sh.state.rng, sh.counters.reshape(-1), INTERLEAVE_CHUNK, snap_cnt, snap_dram, totals)
+        self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
+        return snap_cnt, snap_dram
+
     def flush_last(self) -> None:
         """Clean the last level's dirty lines to DRAM (the op's output leaves the unit)."""
         if self._shared is not None:
@@ -172,7 +209,7 @@ class Hierarchy:
         """Counter rows per level: private levels summed over threads, then shared levels."""
         rows = []
         if self._priv:
-            rows.append(sum(c.counters for c in self._priv))
+            rows.append(self._p["cnt"].reshape(len(self._priv), -1, N_COUNTERS).sum(axis=0))
         if self._shared is not None:
             rows.append(self._shared.counters)
         return np.concatenate(rows, axis=0) if rows else np.zeros((0, N_COUNTERS), np.int64)
@@ -182,3 +219,37 @@ class Hierarchy:
 
     def line_bytes(self) -> list[int]:
         return [g.line_bytes for g in self.private] + [g.line_bytes for g in self.shared]
+
+
+def _stack_chains(per_thread: tuple[tuple[CacheGeom, ...], ...], line: int) -> dict:
+    """Geometry and fresh state of one private chain per thread, stacked (thread-major)."""
+    if not per_thread:
+        z = np.zeros((0, 0), dtype=np.int64)
+        return dict(sets=z, assoc=z, shift=z, policy=z, wb=z, width=1, tags=z, meta=z,
+                    dirty=np.zeros((0, 0), np.uint8), clock=z, rng=np.zeros((0, 1), np.uint64), cnt=z)
+    arrs = [level_arrays(g, line) for g in per_thread]
+    if len({len(g) for g in per_thread}) != 1:
+        raise ValueError("private chains of one hierarchy must have the same number of levels")
+    n, lev = len(per_thread), len(per_thread[0])
+    width = max(a[5] for a in arrs)
+    return dict(sets=np.stack([a[0] for a in arrs]), assoc=np.stack([a[1] for a in arrs]),
+                shift=np.stack([a[2] for a in arrs]), policy=np.stack([a[3] for a in arrs]),
+                wb=np.stack([a[4] for a in arrs]), width=width,
+                tags=np.full((n, lev * width), -1, dtype=np.int64), meta=np.zeros((n, lev * width), np.int64),
+                dirty=np.zeros((n, lev * width), np.uint8), clock=np.zeros((n, lev), np.int64),
+                rng=np.full((n, 1), RNG_SEED, dtype=np.uint64), cnt=np.zeros((n, lev * N_COUNTERS), np.int64))
+
+
+class _NoChain:
+    """Stand-in arrays for an absent shared chain (the compiled driver skips it)."""
+
+    def __init__(self) -> None:
+        z = np.zeros(0, dtype=np.int64)
+        self.sets = self.assoc = self.shift = self.policy = self.wb = z
+        self.width = 1
+        self.state = ChainState(np.zeros((0, 1), np.int64), np.zeros((0, 1), np.int64), np.zeros((0, 1), np.uint8),
+                                z, np.array([RNG_SEED], np.uint64))
+        self.counters = np.zeros((0, N_COUNTERS), np.int64)
+
+
+_EMPTY_SHARED = _NoChain()

@@ -1,5 +1,9 @@
 """Line-granularity access streams of the training kernels, following their loop order and tiling.
 
+The plans here hold each kernel's geometry; the streams themselves are written by the compiled
+generators of :mod:`streams_numba` (one call produces all the steps the sampler needs), and
+:mod:`streams_ref` is their plain-numpy twin (the per-step builder, tests check they agree).
+
 A :class:`StreamPlan` splits an op into ``n_segments`` homogeneous steps of its outermost loop
 (an output-channel pass, a round of GEMM tiles, a round of channel planes); ``segment(k)``
 returns one (lines, kinds) stream per thread for step ``k``.  The sampler in
@@ -29,11 +33,10 @@ DSP kernels (Hexagon NN-style HVX; pixels in vector lanes, 4 input channels per 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
-from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL
+from socsim.hw.cache import streams_numba as sn
 
 PAGE = 4096
 # MNN arm64 FP32 GEMM packing (MNNGetMatMulPackMode: eP=12, hP=8).
@@ -47,71 +50,48 @@ Streams = list[tuple[np.ndarray, np.ndarray]]
 
 @dataclass
 class StreamPlan:
+    """An op's kernel as ``n_segments`` outer-loop steps of ``threads`` streams each."""
+
     line_bytes: int
     n_segments: int
-    segment: Callable[[int], Streams]
+    threads: int
+    kernel: int                     # streams_numba kernel id
+    params: np.ndarray              # int64, in the order of streams_numba.FIELDS[kernel]
     footprint_bytes: int
     scratch: tuple[tuple[int, int], ...] = ()
-    scratch_bytes_per_segment: int = 0
     notes: dict = field(default_factory=dict)
+
+    def generate(self, k0: int = 0, k1: int | None = None, budget: int = 1 << 62,
+                 min_segs: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Streams of steps k0.. up to k1 (or until ``budget`` accesses and ``min_segs`` steps):
+        (lines, kinds, offsets, steps); group ``s * threads + t`` is ``offsets[g]:offsets[g+1]``."""
+        k1 = self.n_segments if k1 is None else min(k1, self.n_segments)
+        steps = max(k1 - k0, 0)
+        off = np.zeros(steps * self.threads + 1, dtype=np.int64)
+        cap = int(min(budget, 1 << 24)) + (1 << 14)
+        while True:
+            lines = np.empty(cap, dtype=np.int64)
+            kinds = np.empty(cap, dtype=np.uint8)
+            n, done = sn.generate(self.kernel, self.params, self.line_bytes, k0, k1, budget, min_segs,
+                                  lines, kinds, off)
+            if n <= cap:
+                return lines[:n], kinds[:n], off[:done * self.threads + 1], int(done)
+            cap = int(n)
+
+    def segment(self, k: int) -> Streams:
+        """One step's (lines, kinds) per thread."""
+        lines, kinds, off, _ = self.generate(k, k + 1)
+        return [(lines[off[t]:off[t + 1]], kinds[off[t]:off[t + 1]]) for t in range(self.threads)]
 
 
 def _align(x: int) -> int:
     return (x + PAGE - 1) // PAGE * PAGE
 
 
-class _Builder:
-    """Collects byte runs into a line stream."""
-
-    def __init__(self, line: int) -> None:
-        self.line = line
-        self.parts: list[np.ndarray] = []
-        self.kinds: list[np.ndarray] = []
-
-    def run(self, byte_lo: int, nbytes: int, kind: int = READ) -> None:
-        if nbytes <= 0:
-            return
-        lo = byte_lo // self.line
-        hi = (byte_lo + nbytes - 1) // self.line + 1
-        self.parts.append(np.arange(lo, hi, dtype=np.int64))
-        self.kinds.append(np.full(hi - lo, kind, dtype=np.uint8))
-
-    def runs(self, starts: np.ndarray, nbytes, kind=READ) -> None:
-        """Many runs in order (vectorised); ``nbytes`` and ``kind`` scalar or per run."""
-        starts = np.asarray(starts, dtype=np.int64).ravel()
-        if starts.size == 0:
-            return
-        nb = np.asarray(nbytes, dtype=np.int64).ravel()
-        nb = np.broadcast_to(nb, starts.shape) if nb.size == 1 else nb
-        kd = np.asarray(kind, dtype=np.uint8).ravel()
-        kd = np.broadcast_to(kd, starts.shape) if kd.size == 1 else kd
-        ok = nb > 0
-        starts, nb, kd = starts[ok], nb[ok], kd[ok]
-        if starts.size == 0:
-            return
-        lo = starts // self.line
-        cnt = (starts + nb - 1) // self.line + 1 - lo
-        total = int(cnt.sum())
-        first = np.cumsum(cnt) - cnt
-        flat = np.repeat(lo - first, cnt) + np.arange(total, dtype=np.int64)
-        self.parts.append(flat)
-        self.kinds.append(np.repeat(kd, cnt))
-
-    def build(self) -> tuple[np.ndarray, np.ndarray]:
-        if not self.parts:
-            return np.empty(0, np.int64), np.empty(0, np.uint8)
-        lines = np.concatenate(self.parts)
-        kinds = np.concatenate(self.kinds)
-        # collapse immediate repeats of the same line (first-level hits; keep the write if any)
-        if lines.size > 1:
-            keep = np.ones(lines.size, dtype=bool)
-            keep[1:] = lines[1:] != lines[:-1]
-            if not keep.all():
-                idx = np.cumsum(keep) - 1
-                merged = np.zeros(int(keep.sum()), dtype=np.uint8)
-                np.maximum.at(merged, idx, kinds)
-                return lines[keep], merged
-        return lines, kinds
+def _plan(kernel: int, line: int, n_segments: int, footprint: int, scratch=(), notes=None, **geom) -> StreamPlan:
+    params = np.array([int(geom[f]) for f in sn.FIELDS[kernel]], dtype=np.int64)
+    return StreamPlan(line, int(n_segments), int(geom["threads"]), kernel, params, int(footprint), scratch,
+                      notes or {})
 
 
 def _elt(dtype: str) -> int:
@@ -125,8 +105,6 @@ def _out_elt(op) -> int:
         return 4
     return _elt(op.dtype)
 
-
-# ----------------------------------------------------------------------------- CPU kernels
 
 def _conv_shape(p: dict) -> dict:
     """Convolution shape from op params (oh/ow derived when absent)."""
@@ -145,6 +123,8 @@ def _as_dgrad_conv(s: dict) -> dict:
                 kw=s["kw"], stride=1, pad=s["kh"] - 1 - s["pad"], oh=s["h"], ow=s["w"])
 
 
+# ----------------------------------------------------------------------------- CPU kernels
+
 def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
@@ -159,74 +139,26 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
         rowmajor = False
     wgrad = op.kind == "conv2d_wgrad"
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
-    KH, KW, ST, PD, OH, OW = s["kh"], s["kw"], s["stride"], s["pad"], s["oh"], s["ow"]
-    C4 = (C + 3) // 4
-    O4 = (O + 3) // 4
+    KH, KW, OH, OW = s["kh"], s["kw"], s["oh"], s["ow"]
+    C4, O4 = (C + 3) // 4, (O + 3) // 4
     K = C * KH * KW
     in_bytes = B * C4 * 4 * H * W * eb
     w_bytes = O * K * (4 if wgrad else eb)          # dW accumulates in fp32/int32
     out_bytes = B * O4 * 4 * OH * OW * (eb if wgrad else ob)   # wgrad reads dY here
     pack_bytes = K * CPU_TILE_PIXELS * eb
-    in_base = 0
-    w_base = _align(in_base + in_bytes)
+    w_base = _align(in_bytes)
     out_base = _align(w_base + w_bytes)
     pack_base = _align(out_base + out_bytes)
     pixels = B * OH * OW
     tiles = (pixels + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS
     oc_blocks = (O + CPU_TILE_OC - 1) // CPU_TILE_OC
-    wblock = CPU_TILE_OC * K * (4 if wgrad else eb)
-    pack_lines_bytes = pack_bytes
     n_seg = tiles if wgrad else (tiles + threads - 1) // threads
-
-    def tile_stream(t: int, bld: _Builder, pack_at: int, my_blocks) -> None:
-        px0 = t * CPU_TILE_PIXELS
-        npx = min(CPU_TILE_PIXELS, pixels - px0)
-        b, rem = divmod(px0, OH * OW)
-        oh, ow0 = divmod(rem, OW)
-        ow1 = min(OW, ow0 + npx)
-        if rowmajor:
-            bld.run(in_base + px0 * C * eb, npx * C * eb)
-        else:
-            iw_lo = max(0, ow0 * ST - PD)
-            iw_hi = min(W, (ow1 - 1) * ST - PD + KW)
-            ihs = [oh * ST - PD + r for r in range(KH)]
-            ihs = np.array([i for i in ihs if 0 <= i < H], dtype=np.int64)
-            if ihs.size and iw_hi > iw_lo:
-                c4 = np.arange(C4, dtype=np.int64)
-                starts = in_base + (((b * C4 + c4[:, None]) * H + ihs[None, :]) * W + iw_lo) * 4 * eb
-                bld.runs(starts.ravel(), (iw_hi - iw_lo) * 4 * eb)
-        bld.run(pack_at, pack_bytes, WRITE_FULL)
-        o4 = np.arange(O4, dtype=np.int64)
-        out_starts = out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * (eb if wgrad else ob)
-        if wgrad:
-            bld.runs(out_starts, (ow1 - ow0) * 4 * eb)           # dY tile
-        for j in my_blocks:
-            bld.run(pack_at, pack_lines_bytes)
-            if wgrad:
-                bld.run(w_base + j * wblock, wblock)             # read dW block ...
-                bld.run(w_base + j * wblock, wblock, WRITE)      # ... accumulate, write back
-            else:
-                bld.run(w_base + j * wblock, wblock)
-        if not wgrad:
-            bld.runs(out_starts, (ow1 - ow0) * 4 * ob, WRITE_FULL)
-
-    def segment(k: int) -> Streams:
-        out = []
-        for t in range(threads):
-            bld = _Builder(line)
-            pack_at = pack_base + t * _align(pack_bytes)
-            if wgrad:
-                # every thread sweeps tile k for its own output-channel blocks of dW
-                tile_stream(k, bld, pack_at, range(t, oc_blocks, threads))
-            else:
-                tile = k * threads + t
-                if tile < tiles:
-                    tile_stream(tile, bld, pack_at, range(oc_blocks))
-            out.append(bld.build())
-        return out
-
-    return StreamPlan(line, n_seg, segment, in_bytes + w_bytes + out_bytes,
-                      notes=dict(tiles=tiles, oc_blocks=oc_blocks))
+    return _plan(sn.CPU_CONV, line, n_seg, in_bytes + w_bytes + out_bytes, notes=dict(tiles=tiles, oc_blocks=oc_blocks),
+                 threads=threads, eb=eb, ob=ob, rowmajor=rowmajor, wgrad=wgrad, C=C, H=H, W=W, C4=C4, O4=O4, KH=KH,
+                 KW=KW, ST=s["stride"], PD=s["pad"], OH=OH, OW=OW, in_base=0, w_base=w_base, out_base=out_base,
+                 pack_base=pack_base, pack_stride=_align(pack_bytes), pack_bytes=pack_bytes, pixels=pixels,
+                 tiles=tiles, oc_blocks=oc_blocks, wblock=CPU_TILE_OC * K * (4 if wgrad else eb),
+                 tile_px=CPU_TILE_PIXELS)
 
 
 def _plane_shape(op) -> dict:
@@ -244,7 +176,8 @@ def _plane_shape(op) -> dict:
 
 
 def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
-    """Depthwise conv, pooling and their gradients: one (image, 4-channel group) plane at a time."""
+    """Depthwise conv, pooling and their gradients: one (image, 4-channel group) plane at a time;
+    per output row kh input rows, then the output row (the dY row for the weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
     s = _plane_shape(op)
     B, C, H, W = s["batch"], s["c"], s["h"], s["w"]
@@ -257,41 +190,12 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
     C4 = (C + 3) // 4
     in_bytes = B * C4 * H * W * 4 * eb
     out_bytes = B * C4 * OH * OW * 4 * (eb if wgrad else ob)
-    in_base = 0
     out_base = _align(in_bytes)
-    w_base = _align(out_base + out_bytes)
     planes = B * C4
-
-    # per output row: kh input rows, then the output row (or the dY row for the weight gradient)
-    oh_all = np.arange(OH, dtype=np.int64)
-    ih = oh_all[:, None] * ST - PD + np.arange(KH, dtype=np.int64)[None, :]
-    valid = (ih >= 0) & (ih < H)
-    ob_row = OW * 4 * (eb if wgrad else ob)
-    rel_starts = np.concatenate([ih * W * 4 * eb, (oh_all * ob_row)[:, None]], axis=1)
-    lens = np.concatenate([np.where(valid, W * 4 * eb, 0), np.full((OH, 1), ob_row)], axis=1)
-    kinds = np.zeros(lens.shape, dtype=np.uint8)
-    kinds[:, -1] = READ if wgrad else WRITE_FULL
-    is_out = np.zeros(lens.shape, dtype=bool)
-    is_out[:, -1] = True
-
-    def plane(pl: int, bld: _Builder) -> None:
-        ibase = in_base + pl * H * W * 4 * eb
-        obase = out_base + pl * OH * ob_row
-        if op.kind.startswith("dwconv"):
-            bld.run(w_base + (pl % C4) * KH * KW * 4 * 4, KH * KW * 4 * 4)
-        bld.runs(rel_starts + np.where(is_out, obase, ibase), lens, kinds)
-
-    def segment(k: int) -> Streams:
-        out = []
-        for t in range(threads):
-            bld = _Builder(line)
-            pl = k * threads + t
-            if pl < planes:
-                plane(pl, bld)
-            out.append(bld.build())
-        return out
-
-    return StreamPlan(line, (planes + threads - 1) // threads, segment, in_bytes + out_bytes)
+    return _plan(sn.CPU_PLANE, line, (planes + threads - 1) // threads, in_bytes + out_bytes,
+                 threads=threads, dw=op.kind.startswith("dwconv"), wgrad=wgrad, H=H, W=W, C4=C4, KH=KH, KW=KW,
+                 ST=ST, PD=PD, OH=OH, row_in=W * 4 * eb, ob_row=OW * 4 * (eb if wgrad else ob), in_base=0,
+                 out_base=out_base, w_base=_align(out_base + out_bytes), planes=planes)
 
 
 def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
@@ -301,27 +205,11 @@ def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
     wr = max(int(op.bytes_written), 0)
     total = max(rd, wr, 1)
     chunks = max(1, (total + ELTWISE_CHUNK_BYTES - 1) // ELTWISE_CHUNK_BYTES)
-    rchunk = (rd + chunks - 1) // chunks
-    wchunk = (wr + chunks - 1) // chunks
-    out_base = _align(rd)
     rounds = (chunks + threads - 1) // threads
     passes = 2 if op.kind == "requant_dynamic" else 1
-
-    def segment(k: int) -> Streams:
-        last = k // rounds == passes - 1
-        k %= rounds
-        out = []
-        for t in range(threads):
-            bld = _Builder(line)
-            c = k * threads + t
-            if c < chunks:
-                bld.run(c * rchunk, min(rchunk, rd - c * rchunk))
-                if last:
-                    bld.run(out_base + c * wchunk, min(wchunk, wr - c * wchunk), WRITE_FULL)
-            out.append(bld.build())
-        return out
-
-    return StreamPlan(line, rounds * passes, segment, rd + wr)
+    return _plan(sn.ELTWISE, line, rounds * passes, rd + wr, threads=threads, rd=rd, wr=wr, chunks=chunks,
+                 rchunk=(rd + chunks - 1) // chunks, wchunk=(wr + chunks - 1) // chunks, out_base=_align(rd),
+                 rounds=rounds, passes=passes)
 
 
 # ----------------------------------------------------------------------------- DSP kernels
@@ -338,82 +226,37 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
         if op.kind == "conv2d_dgrad":
             s = _as_dgrad_conv(s)
     wgrad = op.kind == "conv2d_wgrad"
-    s["batch"] = batch
-    B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
-    KH, ST, PD, OH, OW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"]
+    B, C, H, W, O = batch, s["cin"], s["h"], s["w"], s["cout"]
+    OH, OW = s["oh"], s["ow"]
     C4 = (C + 3) // 4
     row_in = W * 4                      # one row of a 4-channel group, int8
     in_bytes = B * C4 * H * row_in
     ob = 1 if wgrad else (out_elt or _out_elt(op))   # wgrad reads int8 dY; int8 convs write int32
     out_bytes = B * O * OH * OW * ob
     w_bytes = O * C * s["kh"] * s["kw"] * (4 if wgrad else 1)
-    in_base = 0
     out_base = _align(in_bytes)
     w_base = _align(out_base + out_bytes)
     in_vtcm = w_bytes <= vtcm_bytes
     scratch = ((w_base // line, (w_base + w_bytes) // line + 1),) if in_vtcm else ()
     rows = B * OH
-    per_ctx = (rows + contexts - 1) // contexts
-    ci4 = np.arange(C4, dtype=np.int64)
-
-    # per output row: C4 x KH input-row runs, then the output row (invalid rows get length 0)
-    r_all = np.arange(rows, dtype=np.int64)
-    b_all, oh_all = r_all // OH, r_all % OH
-    ih = oh_all[:, None] * ST - PD + np.arange(KH, dtype=np.int64)[None, :]          # (R, KH)
-    valid = (ih >= 0) & (ih < H)
-    in_starts = in_base + ((b_all[:, None, None] * C4 + ci4[None, :, None]) * H + ih[:, None, :]) * row_in
-    in_len = np.broadcast_to(np.where(valid[:, None, :], row_in, 0), in_starts.shape)
-    in_starts = in_starts.reshape(rows, -1)
-    in_len = in_len.reshape(rows, -1)
-    okind = READ if wgrad else WRITE_FULL
-
-    def segment(oc: int) -> Streams:
-        out_starts = out_base + ((b_all * O + oc) * OH + oh_all) * OW * ob
-        starts = np.concatenate([in_starts, out_starts[:, None]], axis=1)
-        lens = np.concatenate([in_len, np.full((rows, 1), OW * ob, dtype=np.int64)], axis=1)
-        kinds = np.zeros(starts.shape, dtype=np.uint8)
-        kinds[:, -1] = okind
-        out = []
-        for c in range(contexts):
-            bld = _Builder(line)
-            if not in_vtcm:
-                bld.run(w_base + oc * (w_bytes // O), w_bytes // O)
-            sl = slice(c * per_ctx, min(rows, (c + 1) * per_ctx))
-            bld.runs(starts[sl], lens[sl], kinds[sl])
-            out.append(bld.build())
-        return out
-
-    return StreamPlan(line, O, segment, in_bytes + out_bytes + (0 if in_vtcm else w_bytes), scratch=scratch,
-                      notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B))
+    return _plan(sn.DSP_CONV, line, O, in_bytes + out_bytes + (0 if in_vtcm else w_bytes), scratch=scratch,
+                 notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B),
+                 threads=contexts, in_vtcm=in_vtcm, wgrad=wgrad, C4=C4, H=H, KH=s["kh"], ST=s["stride"],
+                 PD=s["pad"], OH=OH, O=O, row_in=row_in, orow=OW * ob, in_base=0, out_base=out_base,
+                 w_base=w_base, w_per_oc=w_bytes // O, rows=rows, per_ctx=(rows + contexts - 1) // contexts)
 
 
 def dsp_plane_plan(op, contexts: int, batch: int, line: int = 128) -> StreamPlan:
     """HVX depthwise conv and pooling: one (image, channel) plane per step, rows in lanes."""
-    eb = 1
     ob = _out_elt(op)
     s = _plane_shape(op)
     B, C, H, W = batch, s["c"], s["h"], s["w"]
-    KH, ST, PD, OH, OW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"]
-    in_bytes = B * C * H * W * eb
-    out_base = _align(in_bytes)
+    OH, OW = s["oh"], s["ow"]
+    in_bytes = B * C * H * W
     planes = B * C
-
-    def segment(k: int) -> Streams:
-        out = []
-        for c in range(contexts):
-            bld = _Builder(line)
-            pl = k * contexts + c
-            if pl < planes:
-                ibase = pl * H * W * eb
-                for oh in range(OH):
-                    starts = np.array([ibase + i * W * eb for i in (oh * ST - PD + r for r in range(KH)) if 0 <= i < H],
-                                      dtype=np.int64)
-                    bld.runs(starts, W * eb)
-                    bld.run(out_base + (pl * OH + oh) * OW * ob, OW * ob, WRITE_FULL)
-            out.append(bld.build())
-        return out
-
-    return StreamPlan(line, (planes + contexts - 1) // contexts, segment, in_bytes + planes * OH * OW * ob)
+    return _plan(sn.DSP_PLANE, line, (planes + contexts - 1) // contexts, in_bytes + planes * OH * OW * ob,
+                 threads=contexts, H=H, W=W, KH=s["kh"], ST=s["stride"], PD=s["pad"], OH=OH, orow=OW * ob,
+                 out_base=_align(in_bytes), planes=planes)
 
 
 def op_macs(op) -> int:

@@ -1,0 +1,186 @@
+"""Compiled generators of the kernels' line streams (the hot part of :mod:`streams`).
+
+``generate(kernel, P, k0, k1, budget, min_segs, out_lines, out_kinds, off)`` writes the streams of
+outer-loop steps ``k0 ..`` into flat buffers, one group per (step, thread) in that order, with
+``off[g] .. off[g + 1]`` the extent of group ``g``.  It stops after step ``k1 - 1``, or earlier
+once ``budget`` accesses are written and at least ``min_segs`` steps are done (the sampler's
+rule), and returns (accesses, steps).  When the buffers are too small it keeps counting without
+writing, so the caller can size them and call again.  Consecutive touches of one line inside a
+group collapse to one access (keeping the strongest kind: WRITE_FULL > WRITE > READ).
+
+``P`` holds the kernel's geometry as int64 in the order of :data:`FIELDS` (built by the plan
+constructors in :mod:`streams`).  :mod:`streams_ref` is the plain-Python twin (the original
+per-segment builder), and tests/hw/test_cache_streams.py checks the two agree.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+CPU_CONV, CPU_PLANE, ELTWISE, DSP_CONV, DSP_PLANE = range(5)
+
+# Kernel parameters, in the order they sit in ``P``.
+FIELDS = {
+    CPU_CONV: ("threads", "eb", "ob", "rowmajor", "wgrad", "C", "H", "W", "C4", "O4", "KH", "KW", "ST", "PD",
+               "OH", "OW", "in_base", "w_base", "out_base", "pack_base", "pack_stride", "pack_bytes", "pixels",
+               "tiles", "oc_blocks", "wblock", "tile_px"),
+    CPU_PLANE: ("threads", "dw", "wgrad", "H", "W", "C4", "KH", "KW", "ST", "PD", "OH", "row_in", "ob_row",
+                "in_base", "out_base", "w_base", "planes"),
+    ELTWISE: ("threads", "rd", "wr", "chunks", "rchunk", "wchunk", "out_base", "rounds", "passes"),
+    DSP_CONV: ("threads", "in_vtcm", "wgrad", "C4", "H", "KH", "ST", "PD", "OH", "O", "row_in", "orow",
+               "in_base", "out_base", "w_base", "w_per_oc", "rows", "per_ctx"),
+    DSP_PLANE: ("threads", "H", "W", "KH", "ST", "PD", "OH", "orow", "out_base", "planes"),
+}
+READ, WRITE, WRITE_FULL = 0, 1, 2
+
+
+@nb.njit(cache=True, inline="always")
+def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
+    """Append the lines of one byte run; collapse a repeat of the group's previous line."""
+    if nbytes <= 0:
+        return n
+    lo = byte_lo // line
+    hi = (byte_lo + nbytes - 1) // line + 1
+    cap = out_l.shape[0]
+    for x in range(lo, hi):
+        if n > g0 and n - 1 < cap and out_l[n - 1] == x:
+            if kind > out_k[n - 1]:
+                out_k[n - 1] = kind
+            continue
+        if n < cap:
+            out_l[n] = x
+            out_k[n] = kind
+        n += 1
+    return n
+
+
+@nb.njit(cache=True)
+def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
+    eb, ob, rowmajor, wgrad = P[1], P[2], P[3], P[4]
+    C, H, W, C4, O4, KH, KW, ST, PD, OH, OW = P[5], P[6], P[7], P[8], P[9], P[10], P[11], P[12], P[13], P[14], P[15]
+    in_base, w_base, out_base = P[16], P[17], P[18]
+    pack_bytes, pixels, oc_blocks, wblock, tile_px = P[21], P[22], P[24], P[25], P[26]
+    px0 = t * tile_px
+    npx = min(tile_px, pixels - px0)
+    b = px0 // (OH * OW)
+    rem = px0 % (OH * OW)
+    oh = rem // OW
+    ow0 = rem % OW
+    ow1 = min(OW, ow0 + npx)
+    if rowmajor:
+        n = _emit(out_l, out_k, n, g0, in_base + px0 * C * eb, npx * C * eb, READ, line)
+    else:
+        iw_lo = max(0, ow0 * ST - PD)
+        iw_hi = min(W, (ow1 - 1) * ST - PD + KW)
+        if iw_hi > iw_lo:
+            for c4 in range(C4):
+                for r in range(KH):
+                    ih = oh * ST - PD + r
+                    if 0 <= ih < H:
+                        n = _emit(out_l, out_k, n, g0, in_base + (((b * C4 + c4) * H + ih) * W + iw_lo) * 4 * eb,
+                                  (iw_hi - iw_lo) * 4 * eb, READ, line)
+    n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, WRITE_FULL, line)
+    oeb = eb if wgrad else ob
+    if wgrad:
+        for o4 in range(O4):
+            n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * oeb,
+                      (ow1 - ow0) * 4 * eb, READ, line)
+    for j in range(j0, oc_blocks, jstep):
+        n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, READ, line)
+        n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, READ, line)
+        if wgrad:
+            n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, WRITE, line)
+    if not wgrad:
+        for o4 in range(O4):
+            n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * oeb,
+                      (ow1 - ow0) * 4 * ob, WRITE_FULL, line)
+    return n
+
+
+@nb.njit(cache=True)
+def _group(kernel, P, k, t, out_l, out_k, n, line):
+    """Stream of thread ``t`` in outer-loop step ``k``, appended at ``n``."""
+    g0 = n
+    threads = P[0]
+    if kernel == CPU_CONV:
+        pack_at = P[19] + t * P[20]
+        if P[4]:   # weight gradient: every thread sweeps tile k for its own blocks of dW
+            n = _cpu_conv_tile(P, k, pack_at, t, threads, out_l, out_k, n, g0, line)
+        else:
+            tile = k * threads + t
+            if tile < P[23]:
+                n = _cpu_conv_tile(P, tile, pack_at, 0, 1, out_l, out_k, n, g0, line)
+    elif kernel == CPU_PLANE:
+        dw, wgrad, H, W, C4, KH, KW, ST, PD, OH = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9], P[10]
+        row_in, ob_row, in_base, out_base, w_base, planes = P[11], P[12], P[13], P[14], P[15], P[16]
+        pl = k * threads + t
+        if pl < planes:
+            ibase = in_base + pl * H * row_in
+            obase = out_base + pl * OH * ob_row
+            if dw:
+                n = _emit(out_l, out_k, n, g0, w_base + (pl % C4) * KH * KW * 16, KH * KW * 16, READ, line)
+            okind = READ if wgrad else WRITE_FULL
+            for oh in range(OH):
+                for r in range(KH):
+                    ih = oh * ST - PD + r
+                    if 0 <= ih < H:
+                        n = _emit(out_l, out_k, n, g0, ibase + ih * row_in, row_in, READ, line)
+                n = _emit(out_l, out_k, n, g0, obase + oh * ob_row, ob_row, okind, line)
+    elif kernel == ELTWISE:
+        rd, wr, chunks, rchunk, wchunk, out_base, rounds = P[1], P[2], P[3], P[4], P[5], P[6], P[7]
+        passes = P[8]
+        last = k // rounds == passes - 1
+        c = (k % rounds) * threads + t
+        if c < chunks:
+            n = _emit(out_l, out_k, n, g0, c * rchunk, min(rchunk, rd - c * rchunk), READ, line)
+            if last:
+                n = _emit(out_l, out_k, n, g0, out_base + c * wchunk, min(wchunk, wr - c * wchunk), WRITE_FULL, line)
+    elif kernel == DSP_CONV:
+        in_vtcm, wgrad, C4, H, KH, ST, PD, OH, O = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
+        row_in, orow, in_base, out_base, w_base, w_per_oc, rows, per_ctx = (P[10], P[11], P[12], P[13], P[14],
+                                                                           P[15], P[16], P[17])
+        oc = k
+        if not in_vtcm:
+            n = _emit(out_l, out_k, n, g0, w_base + oc * w_per_oc, w_per_oc, READ, line)
+        okind = READ if wgrad else WRITE_FULL
+        for r in range(t * per_ctx, min(rows, (t + 1) * per_ctx)):
+            b = r // OH
+            oh = r % OH
+            for ci4 in range(C4):
+                for kh in range(KH):
+                    ih = oh * ST - PD + kh
+                    if 0 <= ih < H:
+                        n = _emit(out_l, out_k, n, g0, in_base + ((b * C4 + ci4) * H + ih) * row_in, row_in,
+                                  READ, line)
+            n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
+    else:  # DSP_PLANE
+        H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
+        pl = k * threads + t
+        if pl < planes:
+            ibase = pl * H * W
+            for oh in range(OH):
+                for r in range(KH):
+                    ih = oh * ST - PD + r
+                    if 0 <= ih < H:
+                        n = _emit(out_l, out_k, n, g0, ibase + ih * W, W, READ, line)
+                n = _emit(out_l, out_k, n, g0, out_base + (pl * OH + oh) * orow, orow, WRITE_FULL, line)
+    return n
+
+
+@nb.njit(cache=True)
+def generate(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    """Streams of steps k0.. (see the module docstring); returns (accesses, steps done)."""
+    threads = P[0]
+    n = 0
+    g = 0
+    k = k0
+    while k < k1:
+        for t in range(threads):
+            off[g] = n
+            n = _group(kernel, P, k, t, out_l, out_k, n, line)
+            g += 1
+        k += 1
+        if n >= budget and k - k0 >= min_segs:
+            break
+    off[g] = n
+    return n, k - k0

@@ -1,0 +1,371 @@
+"""Plain-numpy reference twin of the kernels' line streams (:mod:`streams` + :mod:`streams_numba`).
+
+The original per-segment builder: each ``segment(k)`` assembles the streams from numpy runs in
+Python.  Kept as the executable specification of the loop orders; tests/hw/test_cache_streams.py
+checks that the compiled generators give identical streams.  The description below applies to
+both.
+
+A :class:`StreamPlan` splits an op into ``n_segments`` homogeneous steps of its outermost loop
+(an output-channel pass, a round of GEMM tiles, a round of channel planes); ``segment(k)``
+returns one (lines, kinds) stream per thread for step ``k``.  The sampler in
+:mod:`socsim.hw.memory` simulates the first steps and extrapolates the steady state, so the
+reuse that the tiling implies (weights across tiles, inputs across passes) is simulated, not
+assumed.  Consecutive touches of one line inside a run collapse into one access (they are
+first-level hits and do not change replacement order).
+
+CPU kernels (MNN-style, NC4HW4 layout, Ma et al. "MNN", MLSys 2020; MNN source
+``ConvolutionTiledExecutor`` and ``MNNGetMatMulPackMode``: arm64 FP32 packs eP=12 output
+pixels x hP=8 output channels):
+  conv / transposed conv / GEMM: for each tile of 12 output pixels (tiles dealt round-robin to
+  threads): pack the im2col slice (reads kh rows of each 4-channel group), then for each block
+  of 8 output channels read the pack buffer and the weight block, write the 12x(cout) outputs.
+  weight gradient: for each tile of 12 pixels: pack the im2col slice, read dY, and
+  read-modify-write the thread's share of dW (threads split dW by output-channel blocks).
+  depthwise conv / pooling / their gradients: one (image, 4-channel) plane at a time, row by
+  row reading kh input rows.  element-wise: contiguous chunks.
+DSP kernels (Hexagon NN-style HVX; pixels in vector lanes, 4 input channels per 32-bit lane so
+``vrmpy`` does 32 pixels x 4 channels per instruction; weights in VTCM when they fit):
+  conv / weight gradient / transposed conv / GEMM: for each output channel (the weight scalar
+  Rt of ``vrmpy(Vu.ub, Rt.b)``), sweep the whole (padded) batch: for each output row, for each
+  4-channel group, kh input rows; write the output channel's row (int32).  So the input is
+  re-read once per output channel, from L2 when the batch fits and from DRAM when it does not
+  (the cache cliff of pub:dsp_conv_latency_ms).  HVX contexts split the rows of each pass.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL
+from socsim.hw.cache.streams import (CPU_TILE_OC, CPU_TILE_PIXELS, ELTWISE_CHUNK_BYTES, _align, _as_dgrad_conv,
+                                     _conv_shape, _elt, _out_elt, _plane_shape)
+
+Streams = list[tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class StreamPlan:
+    """A kernel's steps as Python closures (the reference form of :class:`streams.StreamPlan`)."""
+
+    line_bytes: int
+    n_segments: int
+    segment: Callable[[int], Streams]
+    footprint_bytes: int
+    scratch: tuple[tuple[int, int], ...] = ()
+    scratch_bytes_per_segment: int = 0
+    notes: dict = field(default_factory=dict)
+
+
+class _Builder:
+    """Collects byte runs into a line stream."""
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.parts: list[np.ndarray] = []
+        self.kinds: list[np.ndarray] = []
+
+    def run(self, byte_lo: int, nbytes: int, kind: int = READ) -> None:
+        if nbytes <= 0:
+            return
+        lo = byte_lo // self.line
+        hi = (byte_lo + nbytes - 1) // self.line + 1
+        self.parts.append(np.arange(lo, hi, dtype=np.int64))
+        self.kinds.append(np.full(hi - lo, kind, dtype=np.uint8))
+
+    def runs(self, starts: np.ndarray, nbytes, kind=READ) -> None:
+        """Many runs in order (vectorised); ``nbytes`` and ``kind`` scalar or per run."""
+        starts = np.asarray(starts, dtype=np.int64).ravel()
+        if starts.size == 0:
+            return
+        nb = np.asarray(nbytes, dtype=np.int64).ravel()
+        nb = np.broadcast_to(nb, starts.shape) if nb.size == 1 else nb
+        kd = np.asarray(kind, dtype=np.uint8).ravel()
+        kd = np.broadcast_to(kd, starts.shape) if kd.size == 1 else kd
+        ok = nb > 0
+        starts, nb, kd = starts[ok], nb[ok], kd[ok]
+        if starts.size == 0:
+            return
+        lo = starts // self.line
+        cnt = (starts + nb - 1) // self.line + 1 - lo
+        total = int(cnt.sum())
+        first = np.cumsum(cnt) - cnt
+        flat = np.repeat(lo - first, cnt) + np.arange(total, dtype=np.int64)
+        self.parts.append(flat)
+        self.kinds.append(np.repeat(kd, cnt))
+
+    def build(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.parts:
+            return np.empty(0, np.int64), np.empty(0, np.uint8)
+        lines = np.concatenate(self.parts)
+        kinds = np.concatenate(self.kinds)
+        # collapse immediate repeats of the same line (first-level hits; keep the write if any)
+        if lines.size > 1:
+            keep = np.ones(lines.size, dtype=bool)
+            keep[1:] = lines[1:] != lines[:-1]
+            if not keep.all():
+                idx = np.cumsum(keep) - 1
+                merged = np.zeros(int(keep.sum()), dtype=np.uint8)
+                np.maximum.at(merged, idx, kinds)
+                return lines[keep], merged
+        return lines, kinds
+
+
+# ----------------------------------------------------------------------------- CPU kernels
+
+def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
+    """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
+    eb, ob = _elt(op.dtype), _out_elt(op)
+    if op.kind == "gemm":
+        p = op.p
+        s = dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
+        rowmajor = True
+    else:
+        s = _conv_shape(op.p)
+        if op.kind == "conv2d_dgrad":
+            s = _as_dgrad_conv(s)
+        rowmajor = False
+    wgrad = op.kind == "conv2d_wgrad"
+    B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
+    KH, KW, ST, PD, OH, OW = s["kh"], s["kw"], s["stride"], s["pad"], s["oh"], s["ow"]
+    C4 = (C + 3) // 4
+    O4 = (O + 3) // 4
+    K = C * KH * KW
+    in_bytes = B * C4 * 4 * H * W * eb
+    w_bytes = O * K * (4 if wgrad else eb)          # dW accumulates in fp32/int32
+    out_bytes = B * O4 * 4 * OH * OW * (eb if wgrad else ob)   # wgrad reads dY here
+    pack_bytes = K * CPU_TILE_PIXELS * eb
+    in_base = 0
+    w_base = _align(in_base + in_bytes)
+    out_base = _align(w_base + w_bytes)
+    pack_base = _align(out_base + out_bytes)
+    pixels = B * OH * OW
+    tiles = (pixels + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS
+    oc_blocks = (O + CPU_TILE_OC - 1) // CPU_TILE_OC
+    wblock = CPU_TILE_OC * K * (4 if wgrad else eb)
+    pack_lines_bytes = pack_bytes
+    n_seg = tiles if wgrad else (tiles + threads - 1) // threads
+
+    def tile_stream(t: int, bld: _Builder, pack_at: int, my_blocks) -> None:
+        px0 = t * CPU_TILE_PIXELS
+        npx = min(CPU_TILE_PIXELS, pixels - px0)
+        b, rem = divmod(px0, OH * OW)
+        oh, ow0 = divmod(rem, OW)
+        ow1 = min(OW, ow0 + npx)
+        if rowmajor:
+            bld.run(in_base + px0 * C * eb, npx * C * eb)
+        else:
+            iw_lo = max(0, ow0 * ST - PD)
+            iw_hi = min(W, (ow1 - 1) * ST - PD + KW)
+            ihs = [oh * ST - PD + r for r in range(KH)]
+            ihs = np.array([i for i in ihs if 0 <= i < H], dtype=np.int64)
+            if ihs.size and iw_hi > iw_lo:
+                c4 = np.arange(C4, dtype=np.int64)
+                starts = in_base + (((b * C4 + c4[:, None]) * H + ihs[None, :]) * W + iw_lo) * 4 * eb
+                bld.runs(starts.ravel(), (iw_hi - iw_lo) * 4 * eb)
+        bld.run(pack_at, pack_bytes, WRITE_FULL)
+        o4 = np.arange(O4, dtype=np.int64)
+        out_starts = out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * (eb if wgrad else ob)
+        if wgrad:
+            bld.runs(out_starts, (ow1 - ow0) * 4 * eb)           # dY tile
+        for j in my_blocks:
+            bld.run(pack_at, pack_lines_bytes)
+            if wgrad:
+                bld.run(w_base + j * wblock, wblock)             # read dW block ...
+                bld.run(w_base + j * wblock, wblock, WRITE)      # ... accumulate, write back
+            else:
+                bld.run(w_base + j * wblock, wblock)
+        if not wgrad:
+            bld.runs(out_starts, (ow1 - ow0) * 4 * ob, WRITE_FULL)
+
+    def segment(k: int) -> Streams:
+        out = []
+        for t in range(threads):
+            bld = _Builder(line)
+            pack_at = pack_base + t * _align(pack_bytes)
+            if wgrad:
+                # every thread sweeps tile k for its own output-channel blocks of dW
+                tile_stream(k, bld, pack_at, range(t, oc_blocks, threads))
+            else:
+                tile = k * threads + t
+                if tile < tiles:
+                    tile_stream(tile, bld, pack_at, range(oc_blocks))
+            out.append(bld.build())
+        return out
+
+    return StreamPlan(line, n_seg, segment, in_bytes + w_bytes + out_bytes,
+                      notes=dict(tiles=tiles, oc_blocks=oc_blocks))
+
+
+def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
+    """Depthwise conv, pooling and their gradients: one (image, 4-channel group) plane at a time."""
+    eb, ob = _elt(op.dtype), _out_elt(op)
+    s = _plane_shape(op)
+    B, C, H, W = s["batch"], s["c"], s["h"], s["w"]
+    KH, ST, PD, OH, OW, KW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"], s["kw"]
+    backward = op.kind.endswith("_dgrad") or op.kind.endswith("_bwd")
+    wgrad = op.kind.endswith("_wgrad")
+    if backward:  # read the output-shaped gradient, write the input-shaped one
+        H, W, OH, OW = OH, OW, H, W
+        ST, PD = 1, KH - 1 - PD
+    C4 = (C + 3) // 4
+    in_bytes = B * C4 * H * W * 4 * eb
+    out_bytes = B * C4 * OH * OW * 4 * (eb if wgrad else ob)
+    in_base = 0
+    out_base = _align(in_bytes)
+    w_base = _align(out_base + out_bytes)
+    planes = B * C4
+
+    # per output row: kh input rows, then the output row (or the dY row for the weight gradient)
+    oh_all = np.arange(OH, dtype=np.int64)
+    ih = oh_all[:, None] * ST - PD + np.arange(KH, dtype=np.int64)[None, :]
+    valid = (ih >= 0) & (ih < H)
+    ob_row = OW * 4 * (eb if wgrad else ob)
+    rel_starts = np.concatenate([ih * W * 4 * eb, (oh_all * ob_row)[:, None]], axis=1)
+    lens = np.concatenate([np.where(valid, W * 4 * eb, 0), np.full((OH, 1), ob_row)], axis=1)
+    kinds = np.zeros(lens.shape, dtype=np.uint8)
+    kinds[:, -1] = READ if wgrad else WRITE_FULL
+    is_out = np.zeros(lens.shape, dtype=bool)
+    is_out[:, -1] = True
+
+    def plane(pl: int, bld: _Builder) -> None:
+        ibase = in_base + pl * H * W * 4 * eb
+        obase = out_base + pl * OH * ob_row
+        if op.kind.startswith("dwconv"):
+            bld.run(w_base + (pl % C4) * KH * KW * 4 * 4, KH * KW * 4 * 4)
+        bld.runs(rel_starts + np.where(is_out, obase, ibase), lens, kinds)
+
+    def segment(k: int) -> Streams:
+        out = []
+        for t in range(threads):
+            bld = _Builder(line)
+            pl = k * threads + t
+            if pl < planes:
+                plane(pl, bld)
+            out.append(bld.build())
+        return out
+
+    return StreamPlan(line, (planes + threads - 1) // threads, segment, in_bytes + out_bytes)
+
+
+def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
+    """Element-wise ops: inputs read and outputs written in contiguous chunks, dealt to threads.
+    The dynamic requantisation makes two passes (reduce-max, then reload and shift; SEEDS.md 1)."""
+    rd = max(int(op.bytes_read), 0)
+    wr = max(int(op.bytes_written), 0)
+    total = max(rd, wr, 1)
+    chunks = max(1, (total + ELTWISE_CHUNK_BYTES - 1) // ELTWISE_CHUNK_BYTES)
+    rchunk = (rd + chunks - 1) // chunks
+    wchunk = (wr + chunks - 1) // chunks
+    out_base = _align(rd)
+    rounds = (chunks + threads - 1) // threads
+    passes = 2 if op.kind == "requant_dynamic" else 1
+
+    def segment(k: int) -> Streams:
+        last = k // rounds == passes - 1
+        k %= rounds
+        out = []
+        for t in range(threads):
+            bld = _Builder(line)
+            c = k * threads + t
+            if c < chunks:
+                bld.run(c * rchunk, min(rchunk, rd - c * rchunk))
+                if last:
+                    bld.run(out_base + c * wchunk, min(wchunk, wr - c * wchunk), WRITE_FULL)
+            out.append(bld.build())
+        return out
+
+    return StreamPlan(line, rounds * passes, segment, rd + wr)
+
+
+# ----------------------------------------------------------------------------- DSP kernels
+
+def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: int = 0,
+                  out_elt: int | None = None) -> StreamPlan:
+    """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): one pass over the
+    (padded) batch per output channel; weights in VTCM when they fit."""
+    if op.kind == "gemm":
+        p = op.p
+        s = dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
+    else:
+        s = _conv_shape(op.p)
+        if op.kind == "conv2d_dgrad":
+            s = _as_dgrad_conv(s)
+    wgrad = op.kind == "conv2d_wgrad"
+    s["batch"] = batch
+    B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
+    KH, ST, PD, OH, OW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"]
+    C4 = (C + 3) // 4
+    row_in = W * 4                      # one row of a 4-channel group, int8
+    in_bytes = B * C4 * H * row_in
+    ob = 1 if wgrad else (out_elt or _out_elt(op))   # wgrad reads int8 dY; int8 convs write int32
+    out_bytes = B * O * OH * OW * ob
+    w_bytes = O * C * s["kh"] * s["kw"] * (4 if wgrad else 1)
+    in_base = 0
+    out_base = _align(in_bytes)
+    w_base = _align(out_base + out_bytes)
+    in_vtcm = w_bytes <= vtcm_bytes
+    scratch = ((w_base // line, (w_base + w_bytes) // line + 1),) if in_vtcm else ()
+    rows = B * OH
+    per_ctx = (rows + contexts - 1) // contexts
+    ci4 = np.arange(C4, dtype=np.int64)
+
+    # per output row: C4 x KH input-row runs, then the output row (invalid rows get length 0)
+    r_all = np.arange(rows, dtype=np.int64)
+    b_all, oh_all = r_all // OH, r_all % OH
+    ih = oh_all[:, None] * ST - PD + np.arange(KH, dtype=np.int64)[None, :]          # (R, KH)
+    valid = (ih >= 0) & (ih < H)
+    in_starts = in_base + ((b_all[:, None, None] * C4 + ci4[None, :, None]) * H + ih[:, None, :]) * row_in
+    in_len = np.broadcast_to(np.where(valid[:, None, :], row_in, 0), in_starts.shape)
+    in_starts = in_starts.reshape(rows, -1)
+    in_len = in_len.reshape(rows, -1)
+    okind = READ if wgrad else WRITE_FULL
+
+    def segment(oc: int) -> Streams:
+        out_starts = out_base + ((b_all * O + oc) * OH + oh_all) * OW * ob
+        starts = np.concatenate([in_starts, out_starts[:, None]], axis=1)
+        lens = np.concatenate([in_len, np.full((rows, 1), OW * ob, dtype=np.int64)], axis=1)
+        kinds = np.zeros(starts.shape, dtype=np.uint8)
+        kinds[:, -1] = okind
+        out = []
+        for c in range(contexts):
+            bld = _Builder(line)
+            if not in_vtcm:
+                bld.run(w_base + oc * (w_bytes // O), w_bytes // O)
+            sl = slice(c * per_ctx, min(rows, (c + 1) * per_ctx))
+            bld.runs(starts[sl], lens[sl], kinds[sl])
+            out.append(bld.build())
+        return out
+
+    return StreamPlan(line, O, segment, in_bytes + out_bytes + (0 if in_vtcm else w_bytes), scratch=scratch,
+                      notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B))
+
+
+def dsp_plane_plan(op, contexts: int, batch: int, line: int = 128) -> StreamPlan:
+    """HVX depthwise conv and pooling: one (image, channel) plane per step, rows in lanes."""
+    eb = 1
+    ob = _out_elt(op)
+    s = _plane_shape(op)
+    B, C, H, W = batch, s["c"], s["h"], s["w"]
+    KH, ST, PD, OH, OW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"]
+    in_bytes = B * C * H * W * eb
+    out_base = _align(in_bytes)
+    planes = B * C
+
+    def segment(k: int) -> Streams:
+        out = []
+        for c in range(contexts):
+            bld = _Builder(line)
+            pl = k * contexts + c
+            if pl < planes:
+                ibase = pl * H * W * eb
+                for oh in range(OH):
+                    starts = np.array([ibase + i * W * eb for i in (oh * ST - PD + r for r in range(KH)) if 0 <= i < H],
+                                      dtype=np.int64)
+                    bld.runs(starts, W * eb)
+                    bld.run(out_base + (pl * OH + oh) * OW * ob, OW * ob, WRITE_FULL)
+            out.append(bld.build())
+        return out
+
+    return StreamPlan(line, (planes + contexts - 1) // contexts, segment, in_bytes + planes * OH * OW * ob)
