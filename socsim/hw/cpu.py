@@ -108,17 +108,27 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
                (mix.loads + mix.stores) / _ls_ports(cl))
 
 
+# Error- and weight-gradient GEMM kernels of mobile training frameworks sustain a lower fraction
+# of peak than forward ones (transposed operands, reductions over the batch, less tuned code).
+# pub:training_vs_inference: at batch 64 a training step takes 7.14x an inference step while its
+# MACs are ~3x, so with backward = 2x forward MACs the backward kernels run (7.14 - 1) / 2 =
+# 3.07x slower per MAC.  A property of the CPU kernel libraries (MNN/TFLite), not of the SoC.
+BACKWARD_KERNEL_SLOWDOWN = 3.07
+BACKWARD_PHASES = ("error_grad", "weight_grad")
+
+
 def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
     """Core cycles for ``share`` of ``op`` on one core of ``cl``, data in L1."""
     if op.kind in GEMM_KINDS:
+        slow = BACKWARD_KERNEL_SLOWDOWN if op.phase in BACKWARD_PHASES else 1.0
         if op.dtype == "int8":
             units = op_macs(op) / 16 * share                    # one SDOT = 16 MACs
             peak = cl.int8_macs_per_cycle / 16                # SDOTs per cycle
             per = max(unit_cycles(cl, GEMM_MIX_INT8), 1 / peak)
-            return units * per / cl.int8_efficiency
+            return units * per * slow / cl.int8_efficiency
         units = op_macs(op) / 4 * share                         # one FMLA = 4 MACs
         per = max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
-        return units * per / cl.fp32_efficiency
+        return units * per * slow / cl.fp32_efficiency
     if op.kind in DW_KINDS:
         p = op.p
         taps = p.get("kh", 3) * p.get("kw", 3)

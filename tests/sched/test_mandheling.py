@@ -76,7 +76,8 @@ def test_ablation_each_technique_helps(ablation):
     assert info["none"]["rescale"]["dynamic_batches"] == 16
     assert info["+rescaling"]["rescale"]["dynamic_batches"] < 16
     assert ablation["+rescaling"]["engine"]["dsp_graph_preparations"] == 16
-    assert ablation["+reuse"]["engine"]["dsp_graph_preparations"] == 1
+    # with reuse each distinct plan (dynamic- and static-rescale) prepares its subgraphs once
+    assert ablation["+reuse"]["engine"]["dsp_graph_preparations"] == 2
     assert not info["+reuse"]["split_ops"] and info["+splitting"]["split_ops"]
     assert info["+co-scheduling"]["plans"]["dynamic"]["cpu_ops"] >= info["+splitting"]["plans"]["dynamic"]["cpu_ops"]
 
@@ -93,9 +94,6 @@ def test_dsp_training_saves_energy_over_fp32_cpu_baseline(ablation, fp32_baselin
     assert fp32_baseline["energy_j"] / full["energy_j"] > 3.0
 
 
-@pytest.mark.xfail(strict=True, reason="cost-model calibration: the DSP's conv throughput (~60 G "
-                   "MAC/s with splitting, pub:dsp_conv_latency_ms) is under 2x the 4-big-core FP32 "
-                   "model (fp32_efficiency 0.45); see docs/validation.md, Mandheling")
 def test_dsp_training_is_several_times_faster_than_fp32_cpu_baseline(ablation, fp32_baseline):
     """Published direction (Mandheling 5.2): DSP training several times faster than MNN-FP32."""
     full = ablation["+co-scheduling"]["per_batch"]
