@@ -35,7 +35,10 @@ def main(out: Path = ROOT / "docs" / "figures" / "thermal.png") -> None:
             ax_t.plot(t, [float(r["skin-therm Temperature"]) for r in rows], "--", label=f"{label}: skin")
             with open(d / "batches.csv") as f:
                 b = list(csv.DictReader(f))
-            ax_b.plot([float(r["start_s"]) / 60 for r in b], [float(r["time_s"]) for r in b], label=label)
+            times = [float(r["time_s"]) for r in b]
+            k = 10  # moving average over 10 batches: the step-wise governor toggles caps per batch
+            smooth = [sum(times[max(0, i - k + 1):i + 1]) / len(times[max(0, i - k + 1):i + 1]) for i in range(len(times))]
+            ax_b.plot([float(r["start_s"]) / 60 for r in b], smooth, label=f"{label} (10-batch mean)")
             s = res.summary
             print(f"{label}: {s['batches']} batches, {s['sim_time_s'] / 60:.1f} min, peak {s['thermal']['peak_c']:.1f} C, "
                   f"throttled {s['thermal']['time_throttled_s']:.0f} s, per batch {s['per_batch']['time_s']:.3f} s", file=sys.stderr)
