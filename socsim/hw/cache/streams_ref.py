@@ -1,35 +1,9 @@
 """Plain-numpy reference twin of the kernels' line streams (:mod:`streams` + :mod:`streams_numba`).
 
 The original per-segment builder: each ``segment(k)`` assembles the streams from numpy runs in
-Python.  Kept as the executable specification of the loop orders; tests/hw/test_cache_streams.py
-checks that the compiled generators give identical streams.  The description below applies to
-both.
-
-A :class:`StreamPlan` splits an op into ``n_segments`` homogeneous steps of its outermost loop
-(an output-channel pass, a round of GEMM tiles, a round of channel planes); ``segment(k)``
-returns one (lines, kinds) stream per thread for step ``k``.  The sampler in
-:mod:`socsim.hw.memory` simulates the first steps and extrapolates the steady state, so the
-reuse that the tiling implies (weights across tiles, inputs across passes) is simulated, not
-assumed.  Consecutive touches of one line inside a run collapse into one access (they are
-first-level hits and do not change replacement order).
-
-CPU kernels (MNN-style, NC4HW4 layout, Ma et al. "MNN", MLSys 2020; MNN source
-``ConvolutionTiledExecutor`` and ``MNNGetMatMulPackMode``: arm64 FP32 packs eP=12 output
-pixels x hP=8 output channels):
-  conv / transposed conv / GEMM: for each tile of 12 output pixels (tiles dealt round-robin to
-  threads): pack the im2col slice (reads kh rows of each 4-channel group), then for each block
-  of 8 output channels read the pack buffer and the weight block, write the 12x(cout) outputs.
-  weight gradient: for each tile of 12 pixels: pack the im2col slice, read dY, and
-  read-modify-write the thread's share of dW (threads split dW by output-channel blocks).
-  depthwise conv / pooling / their gradients: one (image, 4-channel) plane at a time, row by
-  row reading kh input rows.  element-wise: contiguous chunks.
-DSP kernels (Hexagon NN-style HVX; pixels in vector lanes, 4 input channels per 32-bit lane so
-``vrmpy`` does 32 pixels x 4 channels per instruction; weights in VTCM when they fit):
-  conv / weight gradient / transposed conv / GEMM: for each output channel (the weight scalar
-  Rt of ``vrmpy(Vu.ub, Rt.b)``), sweep the whole (padded) batch: for each output row, for each
-  4-channel group, kh input rows; write the output channel's row (int32).  So the input is
-  re-read once per output channel, from L2 when the batch fits and from DRAM when it does not
-  (the cache cliff of pub:dsp_conv_latency_ms).  HVX contexts split the rows of each pass.
+Python.  Kept as the executable specification of the loop orders described in
+:mod:`socsim.hw.cache.streams`; tests/hw/test_cache_streams.py checks that the compiled
+generators give identical streams.
 """
 from __future__ import annotations
 
