@@ -11,6 +11,11 @@ with the time and energy of switching configuration between adjacent batches inc
 
 ``mode`` gives the comparisons: ``fixed`` runs one named configuration throughout, ``governor``
 leaves the frequency to the workload's governor on the workload's cores.
+
+Composition (``base``): min-energy's DVFS on top of another scheduler's plans, e.g.
+``{name: min-energy, options: {base: {name: mandheling}}}``.  The base scheduler decides
+placement, core set and micro-batching (and keeps switching its plans at runtime); min-energy
+chooses only the frequency level of the base's CPU clusters per batch, by the same DP.
 """
 from __future__ import annotations
 
@@ -29,9 +34,16 @@ CORE_SETS = ("big1", "big2", "big4", "little1", "little2", "little4", "hybrid8")
 LEVELS = {"high": 1.0, "medium": 2.0 / 3.0, "low": 1.0 / 3.0}
 
 
+class BaseRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class MinEnergyOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    base: BaseRef | None = Field(None, description="compose: another scheduler's plans, min-energy's frequency levels")
     mode: Literal["dp", "fixed", "governor"] = Field("dp", description="dp: per-batch DP; fixed: one configuration; governor: the workload's governor")
     time_budget_s: float | None = Field(None, gt=0, description="theta_t for the whole run in seconds (overrides slack)")
     slack: float = Field(1.2, gt=0, description="theta_t = slack x the run time of the fastest configuration")
@@ -52,6 +64,9 @@ class MinEnergy(BaseScheduler):
         self.info: dict[str, Any] = {}
         self.plans: dict[str, Plan] = {}
         self.sequence: tuple[str, ...] = ()
+        self.base = None
+        self._variants: dict[tuple[int, str], Plan] = {}
+        self._base_plan: Plan | None = None
 
     # ------------------------------------------------------------------ configurations
     @staticmethod
@@ -78,8 +93,23 @@ class MinEnergy(BaseScheduler):
                                 cpu_freq_mhz=self.config_freqs(ctx, cores, level))
 
     # ------------------------------------------------------------------ planning
+    def _variant(self, ctx, base_plan: Plan, level: str) -> Plan:
+        """The base scheduler's plan with its CPU clusters fixed at ``level`` (memoised, so the
+        engine sees the same Plan object and reuses its batch template)."""
+        key = (id(base_plan), level)
+        v = self._variants.get(key)
+        if v is None:
+            from dataclasses import replace
+            v = self._variants[key] = replace(
+                base_plan, cpu_freq_mhz=self.config_freqs(ctx, base_plan.cpu_cores, level), governor=None,
+                label=f"{base_plan.label} @{level}")
+            self._keep = getattr(self, "_keep", []) + [base_plan]  # keep ids unique
+        return v
+
     def plan(self, ctx) -> Plan:
         o = self.options
+        if o.base is not None:
+            return self._plan_composed(ctx)
         graph = ctx.graph(self.precision)
         if o.mode == "governor":
             cores = ctx.cores(default="big4")
@@ -155,10 +185,62 @@ class MinEnergy(BaseScheduler):
         }
         return self.plans[self.sequence[0]]
 
+    def _plan_composed(self, ctx) -> Plan:
+        from socsim.errors import InputError
+        from socsim.sched.registry import create
+
+        o = self.options
+        if o.base.name == self.name:
+            raise InputError("min-energy cannot compose with itself", field="scheduler.options.base.name",
+                             value=o.base.name)
+        self.base = create(o.base.name, o.base.options)
+        base_plan = self.base.plan(ctx)
+        self._base_plan = base_plan
+        if not base_plan.cpu_cores:
+            raise InputError(f"base scheduler {o.base.name!r} uses no CPU cores: nothing to scale",
+                             field="scheduler.options.base.name", value=o.base.name)
+        idle_w = sum(ctx.walker.power.idle_mw().values()) * 1e-3 if o.energy == "training" else 0.0
+        profile = {}
+        for lv in o.levels:
+            t, e = ctx.estimate(self._variant(ctx, base_plan, lv))
+            profile[lv] = (t, e - idle_w * t)
+        n_batches = ctx.workload.total_batches
+        fastest = min(profile, key=lambda n: profile[n][0])
+        theta = o.time_budget_s if o.time_budget_s is not None else o.slack * n_batches * profile[fastest][0]
+        cands = list(profile)
+        sw_t = ctx.soc.cpu.config_switch_ms * 1e-3
+        res = min_energy_sequence([[profile[n][0] for n in cands]] * n_batches,
+                                  [[profile[n][1] for n in cands]] * n_batches, theta,
+                                  lambda a, b: sw_t, lambda a, b: sw_t * profile[cands[a]][1] / profile[cands[a]][0],
+                                  max_front=o.max_front)
+        self.sequence = tuple(cands[c] for c in res.configs) if res else (fastest,) * n_batches
+        base_info = self.base.summary_extra() if hasattr(self.base, "summary_extra") else {}
+        self.info = {"mode": "compose", "base": o.base.name, "energy": o.energy, "theta_t_s": round(theta, 6),
+                     "feasible": res is not None,
+                     "levels": {n: {"time_s": round(t, 6), "energy_j": round(e, 6)} for n, (t, e) in profile.items()},
+                     "sequence": _runs(self.sequence), "base_info": base_info}
+        return self._variant(ctx, base_plan, self.sequence[0])
+
+    def _level(self, batch: int) -> str:
+        return self.sequence[min(batch, len(self.sequence) - 1)]
+
     def on_batch_start(self, ctx, batch: int) -> Plan | None:
+        if self.base is not None:
+            p = self.base.on_batch_start(ctx, batch)
+            if p is not None:
+                self._base_plan = p
+            return self._variant(ctx.plan_ctx, self._base_plan, self._level(batch))
         if not self.sequence:
             return None
-        return self.plans[self.sequence[min(batch, len(self.sequence) - 1)]]
+        return self.plans[self._level(batch)]
+
+    def on_batch_end(self, ctx, batch: int, record) -> Plan | None:
+        if self.base is not None:
+            p = self.base.on_batch_end(ctx, batch, record)
+            if p is not None:
+                self._base_plan = p
+                return self._variant(ctx.plan_ctx, p, self._level(batch + 1))
+        return None
 
     def summary_extra(self) -> dict[str, Any]:
         return dict(self.info)

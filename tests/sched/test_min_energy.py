@@ -87,3 +87,21 @@ def test_fixed_and_governor_modes():
     assert s["scheduler_info"]["mode"] == "governor" and s["placement"]["config_switches"] == 0
     with pytest.raises(InputError):
         _run(batches=1, mode="fixed", config="big9@high")
+
+
+def test_min_energy_dvfs_composes_with_mandheling():
+    """SEEDS 'What reproduce means': min-energy's DVFS for Mandheling's CPU side."""
+    wl = {"name": "c", "model": "vgg11", "input": [3, 32, 32], "num_classes": 10, "batch_size": 16,
+          "batches": 6, "precision": "niti", "cpu": {"cores": "big2"}}
+    plain = socsim.run("sd865", dict(wl, scheduler={"name": "mandheling"})).summary
+    comp = socsim.run("sd865", dict(wl, scheduler={"name": "min-energy", "options": {
+        "base": {"name": "mandheling"}, "slack": 1.5}})).summary
+    info = comp["scheduler_info"]
+    assert info["mode"] == "compose" and info["base"] == "mandheling"
+    assert comp["placement"]["dsp_ops"] == plain["placement"]["dsp_ops"]  # Mandheling's placement kept
+    levels = info["levels"]
+    assert levels["low"]["time_s"] > levels["high"]["time_s"]
+    # it trades the slack it was given for energy: slower than Mandheling under schedutil, within
+    # the 1.5x budget (plus the first batch's graph preparation), and less training energy
+    assert plain["per_batch"]["time_s"] < comp["per_batch"]["time_s"] <= 1.5 * plain["per_batch"]["time_s"] * 1.05
+    assert comp["energy_j"]["training"] < plain["energy_j"]["training"]
