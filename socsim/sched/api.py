@@ -19,6 +19,7 @@ no-op hooks.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -132,8 +133,8 @@ class Scheduler(Protocol):
     def plan(self, ctx: "PlanContext") -> Plan: ...
 
 
-class BaseScheduler:
-    """Convenience base: stores validated options, hooks do nothing."""
+class BaseScheduler(ABC):
+    """Convenience base: stores validated options, hooks do nothing; ``plan`` is abstract."""
 
     name: ClassVar[str] = "base"
     Options: ClassVar[type[BaseModel]] = NoOptions
@@ -144,8 +145,9 @@ class BaseScheduler:
     def __init__(self, options: BaseModel | None = None) -> None:
         self.options = options if options is not None else self.Options()
 
-    def plan(self, ctx: "PlanContext") -> Plan:  # pragma: no cover - abstract
-        raise NotImplementedError(f"scheduler {self.name!r} does not implement plan()")
+    @abstractmethod
+    def plan(self, ctx: "PlanContext") -> Plan:
+        """Decide how every batch runs (placement, cores, operating points, micro-batching)."""
 
     def on_batch_start(self, ctx: "RunContext", batch: int) -> Plan | None:
         return None
