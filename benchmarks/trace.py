@@ -110,15 +110,16 @@ def _mb(path: Path) -> float:
 
 
 def real_hour() -> None:
-    """One simulated hour of workloads/thermal_cpu_fp32.yaml (VGG-16 FP32, 1840 batches, 100 ms
+    """One simulated hour of workloads/thermal_cpu_fp32.yaml (VGG-16 FP32, ~800 batches, 100 ms
     samples) run by the engine with cost caches warm: without recording, with the time series
     and op slices streamed to a run directory, then the Perfetto trace written from it."""
     import socsim
     from socsim.report.perfetto import write_perfetto
 
     wl = Path(__file__).resolve().parents[1] / "workloads" / "thermal_cpu_fp32.yaml"
-    ov = ["batches=1840", "output.sample_ms=100"]
-    socsim.run("sd865", wl, overrides=["batches=2"])  # warm the op-cost caches
+    warm = socsim.run("sd865", wl, overrides=["batches=2"]).summary  # warm the op-cost caches
+    n = int(3600 / warm["per_batch"]["time_s"]) + 1                   # one simulated hour
+    ov = [f"batches={n}", "output.sample_ms=100"]
     t = time.perf_counter()
     socsim.run("sd865", wl, overrides=ov)
     bare = time.perf_counter() - t

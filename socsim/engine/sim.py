@@ -381,18 +381,20 @@ class Engine:
                 st.zone_peak_c[z] = float(zmax[j])
         near = bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
         if near:
-            first_trip = self._zone_alert + 5.0
-            for k in range(len(ends)):
-                # the governor polls every ``polling_s``; between polls nothing can change, nor
-                # at a poll with every zone idle and below its first trip (step_wise no-op)
-                idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
-                if idle and bool(np.all(zt[k] < first_trip)):
+            # the governor polls every ``polling_s``; between polls nothing can change, nor at a
+            # poll with every zone idle and below its first trip (step_wise no-op)
+            hot = (zt >= self._zone_alert + 5.0).any(axis=1).tolist()
+            ends_l, dts_l, zt_l = ends.tolist(), dts.tolist(), zt.tolist()
+            idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+            for k in range(len(ends_l)):
+                if idle and not hot[k]:
                     continue
-                if ends[k] - self._last_poll_s >= self._poll_s - 1e-12:
-                    self._last_poll_s = float(ends[k])
-                    self._govern(dict(zip(self._zone_names, map(float, zt[k]))), float(ends[k]))
+                if ends_l[k] - self._last_poll_s >= self._poll_s - 1e-12:
+                    self._last_poll_s = ends_l[k]
+                    self._govern(dict(zip(self._zone_names, zt_l[k])), ends_l[k])
+                    idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
                 if self._throttled:
-                    st.time_throttled_s += float(dts[k])
+                    st.time_throttled_s += dts_l[k]
         self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
 
     def _node_temp_by_node(self, node: str) -> float:
