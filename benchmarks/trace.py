@@ -131,9 +131,25 @@ def real_hour() -> None:
         t = time.perf_counter()
         write_perfetto(run, run / TRACE)
         trace = time.perf_counter() - t
-    print(f"real hour: engine {bare:.2f} s; with time series + op slices {rec:.2f} s "
+    print(f"real hour, warm op costs: engine {bare:.2f} s; with time series + op slices {rec:.2f} s "
           f"(+{100 * (rec - bare) / bare:.0f}%); Perfetto trace {trace:.2f} s; "
           f"trace + time series overhead {100 * (rec - bare + trace) / bare:.0f}%")
+    # what a user sees: a fresh `socsim run` process (imports, graph, op costing, the run) with
+    # and without the time series + trace (the HTML report is not part of this figure)
+    import subprocess
+    code = ("import sys, socsim; from pathlib import Path; from socsim.report.perfetto import write_perfetto\n"
+            f"ov = {ov!r}\n"
+            "out = sys.argv[1] if len(sys.argv) > 1 else None\n"
+            f"socsim.run('sd865', {str(wl)!r}, overrides=ov, out=out, reports=False)\n"
+            "if out: write_perfetto(Path(out), Path(out) / 'trace.perfetto-trace')\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        walls = {}
+        for label, args in (("bare", []), ("recorded", [str(Path(tmp) / "run")])):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code, *args], check=True)
+            walls[label] = time.perf_counter() - t
+    print(f"real hour, fresh process (as `socsim run`): {walls['bare']:.2f} s bare, {walls['recorded']:.2f} s "
+          f"with time series + trace: overhead {100 * (walls['recorded'] - walls['bare']) / walls['bare']:.0f}%")
 
 
 def main() -> None:
