@@ -89,7 +89,13 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every)
     try:
         engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
-        stats = engine.run()
+        try:
+            stats = engine.run()
+        except InputError as e:
+            if e.file is None:  # a scheduler's complaint about the workload: name the file
+                e.file = wl_file if isinstance(workload, (str, Path)) else None
+                raise type(e)(e.message, file=e.file, field=e.field, value=e.value, line=e.line) from None
+            raise
         summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         if tmp is not None:
             (tmp / "summary.json").write_text(dump_json(summary))
