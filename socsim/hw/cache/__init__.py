@@ -1,7 +1,8 @@
 """Set-associative cache simulation on line-granularity access streams (numba, with a twin).
 
 geometry   CacheGeom, stream kinds (READ / WRITE / WRITE_FULL), counter columns
-sim_numba  the compiled chain simulator; sim_ref its plain-Python twin
+sim_numba  the compiled chain simulator (sim_lru_wb: its all-LRU write-back fast path);
+           sim_ref their plain-Python twin
 hierarchy  Chain, Hierarchy (private chains per thread -> shared chain -> DRAM, VTCM scratch);
            hier_numba its compiled multi-step driver
 streams    the kernels' access plans (StreamPlan), CPU (MNN-style) and DSP (HVX);
