@@ -94,6 +94,7 @@ class Engine:
         self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
         self._interference: dict[int, float] = {}  # core -> foreground utilisation
         self._pending_plan: Plan | None = None
+        self._config_changed = False  # the next batch pays a core-set / frequency switch
         self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
         self._freqs: dict[str, float] = {}
         self._util: dict[str, float] = {}
@@ -225,7 +226,7 @@ class Engine:
 
     def _config_switch(self):
         """Changing core set / frequency between batches costs time (pub:cpu_config_switch_ms)."""
-        if getattr(self, "_config_changed", False):
+        if self._config_changed:
             self._config_changed = False
             dur = self.soc.cpu.config_switch_ms * 1e-3
             t0 = self.env.now
