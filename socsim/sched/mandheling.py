@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -31,6 +31,7 @@ from socsim.sched.dp import co_schedule, placement_time
 from socsim.sched.profiling import crossing_bytes, governed_freqs, latencies, switch_costs
 from socsim.workload.costs import OpFactory, elems
 from socsim.workload.niti import static_rescale
+from socsim.workload.niti_train import niti_scale_trace
 from socsim.workload.ops import Op
 
 MB = 1 << 20
@@ -54,6 +55,7 @@ class MandhelingOptions(BaseModel):
     max_rescale_period: int = Field(30, ge=1, description="longest gap between dynamic rescales (batches)")
     scale_change_interval: tuple[int, int] = Field((10, 60), description="batches between scale changes once settled (pub:dynamic_rescale)")
     warmup_batches: int = Field(0, ge=0, description="early-training batches in which scales change every batch (0: the run starts settled)")
+    scale_source: Literal["model", "niti-train"] = Field("model", description="scale changes from the seeded model (scale_change_interval, warmup_batches) or observed in a real NITI run on the emulated HVX kernels (socsim.workload.niti_train)")
     split_ratio: float = Field(1.5, gt=1, description="abnormal: DSP latency per MAC at the batch > ratio x at a smaller batch")
     min_micro_batch: int = Field(4, ge=1, description="smallest micro-batch tried (below 4 samples Hexagon NN leaves HVX idle: per-sample latency rises, pub:dsp_conv_latency_ms)")
 
@@ -105,6 +107,8 @@ class Mandheling(BaseScheduler):
         if o.adaptive_rescale:
             self._static = self._build(ctx, graph, static_rescale(graph), cores, splits, mem_of,
                                        budget_mb, "static")
+        self._rescale_layers = list(dict.fromkeys(op.layer for op in graph.ops
+                                                  if op.kind == "requant_dynamic"))
         self._init_rescale(ctx)
         self.info.update({
             "cpu_cores": list(cores),
@@ -267,6 +271,27 @@ class Mandheling(BaseScheduler):
         self._dynamic_batches = 0
         self._stale_batches = 0
         self._periods: list[int] = []
+        self._seed = int(ctx.workload.seed)
+        self._trace: np.ndarray | None = None
+        self._changed_batches: list[int] = []   # batches whose scales changed (niti-train)
+        self._batches_seen = 0
+        if o.scale_source == "niti-train":
+            self._trace = niti_scale_trace(max(2, int(getattr(ctx.workload, "batches", 64) or 64)), self._seed)
+
+    def _advance_traced(self, batch: int) -> None:
+        """Scale changes observed in a real NITI run (:mod:`socsim.workload.niti_train`): the
+        workload's rescale layers map cyclically onto the trained net's layers; the scales
+        changed at ``batch`` when any mapped layer's shift differs from the batch before."""
+        if batch >= len(self._trace):   # a longer run's trace extends a shorter one's
+            self._trace = niti_scale_trace(1 << (batch + 1).bit_length(), self._seed)
+        self._batches_seen = max(self._batches_seen, batch + 1)
+        if batch == 0:
+            return
+        n = len(getattr(self, "_rescale_layers", ())) or self._trace.shape[1]
+        cols = sorted({j % self._trace.shape[1] for j in range(n)})
+        if np.any(self._trace[batch, cols] != self._trace[batch - 1, cols]):
+            self._version += 1
+            self._changed_batches.append(batch)
 
     def _advance_scales(self, batch: int) -> None:
         """Seeded model of NITI's scale factors (Mandheling 3.4): during warm-up they change
@@ -285,7 +310,10 @@ class Mandheling(BaseScheduler):
             self._dynamic_batches += 1
             return self._dyn
         o = self.options
-        self._advance_scales(batch)
+        if self._trace is not None:
+            self._advance_traced(batch)
+        else:
+            self._advance_scales(batch)
         if batch - self._last_dyn < self._period:
             if self._version != self._seen:
                 self._stale_batches += 1
@@ -314,7 +342,17 @@ class Mandheling(BaseScheduler):
             "stale_batches": self._stale_batches,
             "scale_changes": getattr(self, "_version", 0),
             "periods": self._periods[-50:],
+            "scale_source": self.options.scale_source,
         }
+        if self._trace is not None:
+            n = self._batches_seen
+            half = n // 2
+            early = sum(1 for b in self._changed_batches if b < half)
+            out["rescale"]["observed_change_rate"] = {   # scale changes per batch
+                "all": round(len(self._changed_batches) / max(1, n - 1), 4),
+                "first_half": round(early / max(1, half - 1), 4),
+                "second_half": round((len(self._changed_batches) - early) / max(1, n - half), 4),
+            }
         return out
 
 
