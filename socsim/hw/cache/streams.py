@@ -123,20 +123,23 @@ def _as_dgrad_conv(s: dict) -> dict:
                 kw=s["kw"], stride=1, pad=s["kh"] - 1 - s["pad"], oh=s["h"], ow=s["w"])
 
 
+def gemm_like_shape(op) -> dict:
+    """The conv-shaped view every GEMM-like kernel streams over: a GEMM (m, k, n) as a 1x1 conv
+    over m pixels, a conv's error gradient as the transposed conv over dY."""
+    if op.kind == "gemm":
+        p = op.p
+        return dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
+    s = _conv_shape(op.p)
+    return _as_dgrad_conv(s) if op.kind == "conv2d_dgrad" else s
+
+
 # ----------------------------------------------------------------------------- CPU kernels
 
 def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
-    if op.kind == "gemm":
-        p = op.p
-        s = dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
-        rowmajor = True
-    else:
-        s = _conv_shape(op.p)
-        if op.kind == "conv2d_dgrad":
-            s = _as_dgrad_conv(s)
-        rowmajor = False
+    s = gemm_like_shape(op)
+    rowmajor = op.kind == "gemm"
     wgrad = op.kind == "conv2d_wgrad"
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
     KH, KW, OH, OW = s["kh"], s["kw"], s["oh"], s["ow"]
@@ -218,13 +221,7 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
                   out_elt: int | None = None) -> StreamPlan:
     """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): one pass over the
     (padded) batch per output channel; weights in VTCM when they fit."""
-    if op.kind == "gemm":
-        p = op.p
-        s = dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
-    else:
-        s = _conv_shape(op.p)
-        if op.kind == "conv2d_dgrad":
-            s = _as_dgrad_conv(s)
+    s = gemm_like_shape(op)
     wgrad = op.kind == "conv2d_wgrad"
     B, C, H, W, O = batch, s["cin"], s["h"], s["w"], s["cout"]
     OH, OW = s["oh"], s["ow"]

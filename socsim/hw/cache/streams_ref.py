@@ -13,8 +13,8 @@ from typing import Callable
 import numpy as np
 
 from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL
-from socsim.hw.cache.streams import (CPU_TILE_OC, CPU_TILE_PIXELS, ELTWISE_CHUNK_BYTES, _align, _as_dgrad_conv,
-                                     _conv_shape, _elt, _out_elt, _plane_shape)
+from socsim.hw.cache.streams import (CPU_TILE_OC, CPU_TILE_PIXELS, ELTWISE_CHUNK_BYTES, _align,
+                                     _elt, _out_elt, _plane_shape, gemm_like_shape)
 
 Streams = list[tuple[np.ndarray, np.ndarray]]
 
@@ -91,15 +91,8 @@ class _Builder:
 def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
-    if op.kind == "gemm":
-        p = op.p
-        s = dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
-        rowmajor = True
-    else:
-        s = _conv_shape(op.p)
-        if op.kind == "conv2d_dgrad":
-            s = _as_dgrad_conv(s)
-        rowmajor = False
+    s = gemm_like_shape(op)
+    rowmajor = op.kind == "gemm"
     wgrad = op.kind == "conv2d_wgrad"
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
     KH, KW, ST, PD, OH, OW = s["kh"], s["kw"], s["stride"], s["pad"], s["oh"], s["ow"]
@@ -259,13 +252,7 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
                   out_elt: int | None = None) -> StreamPlan:
     """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): one pass over the
     (padded) batch per output channel; weights in VTCM when they fit."""
-    if op.kind == "gemm":
-        p = op.p
-        s = dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
-    else:
-        s = _conv_shape(op.p)
-        if op.kind == "conv2d_dgrad":
-            s = _as_dgrad_conv(s)
+    s = gemm_like_shape(op)
     wgrad = op.kind == "conv2d_wgrad"
     s["batch"] = batch
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
