@@ -56,11 +56,12 @@ def _templates(seed: int) -> np.ndarray:
     return out
 
 
-def _batch(seed: int, b: int, templates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _batch(seed: int, b: int, templates: np.ndarray,
+           noise: float = NOISE) -> tuple[np.ndarray, np.ndarray]:
     """Batch ``b``: int8 images [BATCH, 1, 8, 8] (blob + Gaussian noise) and labels."""
     rng = np.random.default_rng([seed, b, 1])
     labels = rng.integers(0, CLASSES, BATCH)
-    x = templates[labels] + rng.normal(0.0, NOISE, (BATCH, IMAGE_HW, IMAGE_HW))
+    x = templates[labels] + rng.normal(0.0, noise, (BATCH, IMAGE_HW, IMAGE_HW))
     x8 = np.clip(np.round(x * 2.0 ** -INPUT_EXP), -128, 127).astype(np.int8)
     return x8[:, None], labels
 
@@ -76,16 +77,23 @@ def _architecture(layers: int) -> tuple[list[tuple[int, int, bool]], int]:
     return convs, cin * hw * hw
 
 
-def _init_weights(seed: int, layers: int) -> tuple[list[np.ndarray], np.ndarray, list[int]]:
-    """Xavier-normal weights quantised to int8 with a per-layer power-of-two exponent."""
+def _xavier(seed: int, layers: int) -> list[np.ndarray]:
+    """Xavier-normal float weights of every conv, then the linear layer (shared with Octo)."""
     rng = np.random.default_rng([seed, 2])
     convs, fc_in = _architecture(layers)
     shapes = [(cout, cin, 3, 3) for cin, cout, _ in convs] + [(CLASSES, fc_in)]
-    ws, exps = [], []
+    ws = []
     for shape in shapes:
         fan_in = int(np.prod(shape[1:]))
         fan_out = shape[0] * int(np.prod(shape[2:]))
-        w = rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), shape)
+        ws.append(rng.normal(0.0, np.sqrt(2.0 / (fan_in + fan_out)), shape))
+    return ws
+
+
+def _init_weights(seed: int, layers: int) -> tuple[list[np.ndarray], np.ndarray, list[int]]:
+    """Xavier-normal weights quantised to int8 with a per-layer power-of-two exponent."""
+    ws, exps = [], []
+    for w in _xavier(seed, layers):
         e = int(np.floor(np.log2(np.abs(w).max()))) - 6     # max|w| uses 7 bits
         ws.append(np.clip(np.round(w / 2.0 ** e), -127, 127).astype(np.int8))
         exps.append(e)
@@ -108,8 +116,9 @@ def _update(w: np.ndarray, grad: np.ndarray, rng: np.random.Generator) -> np.nda
 
 
 def _maxpool_bwd(err: np.ndarray, y: np.ndarray, pooled: np.ndarray) -> np.ndarray:
-    """Route each pooled error to the (first) arg-max of its 2x2 window."""
-    out = np.zeros(y.shape, np.int64)
+    """Route each pooled error to the (first) arg-max of its 2x2 window (int64 for integer
+    errors, float64 for float ones)."""
+    out = np.zeros(y.shape, np.result_type(err.dtype, np.int64))
     taken = np.zeros(pooled.shape, bool)
     for i in range(2):
         for j in range(2):
