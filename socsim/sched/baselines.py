@@ -5,7 +5,8 @@ mnn-fp32     MNN, FP32 on the CPU (4 big cores by default), graph built once.  T
 mnn-int8     MNN with the INT8 training algorithm (NITI) on CPU NEON (sdot), same cores.
 tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter graph every
              batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
-mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once.
+mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once; its gradient
+             convolutions are MNN's backend-independent decomposition (see MNN_GPU_*).
 pytorch      PyTorch mobile: FP32 with as many threads as big cores (SEEDS.md 3), whatever the
              workload's cpu.cores; eager autograd pays a dispatch cost per op every batch.
 
@@ -18,6 +19,7 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS
 from socsim.sched.api import BaseScheduler, Plan
 from socsim.sched.common import single_unit_plan
 from socsim.workload.ops import Op
@@ -40,6 +42,14 @@ TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "u
 # backward) are assumed 0.9x / 0.75x MNN's.
 PYTORCH_DISPATCH_S_PER_OP = 30e-6
 PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
+# MNN builds its gradient convolutions by backend-independent "geometry computing":
+# Conv2DBackPropFilter is an im2col raster, a transposing raster of dY, a generic MatMul and a
+# transposing raster into dW (MNN source, source/geometry/GeometryConv2DBackPropFilter.cpp), the
+# same commands on the OpenCL backend as on the CPU.  So MNN's GPU gradient convolutions pay the
+# backward slowdown measured for MNN's CPU kernels (socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN,
+# pub:training_vs_inference), which the GPU cost model (forward and backward alike at the spec's
+# efficiency, as a JIT-compiling framework such as Sage gets) does not include.
+MNN_GPU_GRAD_CONV_EFFICIENCY = 1.0 / BACKWARD_KERNEL_SLOWDOWN
 
 
 def scale_work(op: Op, efficiency: float) -> Op:
@@ -52,10 +62,12 @@ def scale_work(op: Op, efficiency: float) -> Op:
 
 
 class _Scaled:
-    """A graph whose ops run at framework-specific kernel efficiencies (phase -> factor)."""
+    """A graph whose ops run at framework-specific kernel efficiencies (phase -> factor; with
+    ``kinds``, only ops of those kinds are scaled)."""
 
-    def __init__(self, graph, eff: dict[str, float]) -> None:
-        self.ops = tuple(scale_work(op, eff.get(op.phase, 1.0)) for op in graph.ops)
+    def __init__(self, graph, eff: dict[str, float], kinds: frozenset[str] | None = None) -> None:
+        self.ops = tuple(op if kinds is not None and op.kind not in kinds else scale_work(op, eff.get(op.phase, 1.0))
+                         for op in graph.ops)
         self.batch = graph.batch
         self.peak_memory_bytes = graph.peak_memory_bytes
         self.live_bytes = graph.live_bytes
@@ -153,5 +165,6 @@ class MnnFp32Gpu(BaseScheduler):
         if ctx.soc.gpu is None:
             from socsim.errors import ScheduleError
             raise ScheduleError(f"{ctx.soc.name} has no GPU", field="scheduler.name", value=self.name)
-        graph = ctx.graph(self.precision)
+        graph = _Scaled(ctx.graph(self.precision), {p: MNN_GPU_GRAD_CONV_EFFICIENCY for p in BACKWARD_PHASES},
+                        kinds=frozenset(GEMM_KINDS))
         return single_unit_plan(graph, "gpu", (), f"{self.name} gpu")

@@ -55,6 +55,24 @@ def test_gpu_baseline_runs_everything_on_the_gpu():
     assert all(s.op.dtype == "fp32" for s in p.steps)
 
 
+def test_mnn_gpu_gradient_convolutions_pay_mnns_backward_slowdown():
+    """MNN's gradient convolutions are the same geometry decomposition on OpenCL as on the CPU:
+    the GPU baseline's conv/GEMM error and weight gradients carry BACKWARD_KERNEL_SLOWDOWN more
+    MACs; forward ops and non-GEMM backward ops are untouched."""
+    from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN
+    c = ctx()
+    raw = {op.name: op for op in c.graph("fp32").ops}
+    steps = MnnFp32Gpu().plan(c).steps
+    grads = [s.op for s in steps if s.op.kind in ("conv2d_dgrad", "conv2d_wgrad", "gemm")
+             and s.op.phase in ("error_grad", "weight_grad")]
+    assert grads
+    for op in grads:
+        assert op.macs == pytest.approx(raw[op.name].macs * BACKWARD_KERNEL_SLOWDOWN, abs=1)
+    for s in steps:
+        if s.op.phase == "forward" or s.op.kind not in ("conv2d_dgrad", "conv2d_wgrad", "gemm"):
+            assert s.op.macs == raw[s.op.name].macs and s.op.flops == raw[s.op.name].flops
+
+
 def test_existing_baselines_still_plan():
     c = ctx()
     assert any(s.op.dtype == "int8" for s in MnnInt8().plan(c).steps)
