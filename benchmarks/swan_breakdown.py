@@ -11,9 +11,7 @@ from __future__ import annotations
 import collections
 
 from socsim.engine.context import build_graph
-from socsim.hw.cost import CpuConfig
-from socsim.hw.cpu import CpuCostModel
-from socsim.sched.baselines import PYTORCH_EFFICIENCY, _Scaled
+from socsim.sched.swan import op_times_by_kind
 from socsim.spec import load_soc
 
 CLASSES = ("conv fwd", "conv bwd", "depthwise", "other (BN, act, pool, ...)")
@@ -34,21 +32,17 @@ def op_class(kind: str) -> str:
 
 def main() -> None:
     soc = load_soc("sd865")
-    top = tuple(sorted((cl.name, cl.max_mhz) for cl in soc.cpu.clusters))
-    model = CpuCostModel(soc)
     print("| model | cores | " + " | ".join(CLASSES) + " | total |")
     print("|---" * (len(CLASSES) + 3) + "|")
     for name, chw, classes in MODELS:
-        graph = _Scaled(build_graph(name, chw, classes, 16, "fp32"), PYTORCH_EFFICIENCY)
+        graph = build_graph(name, chw, classes, 16, "fp32")
         for cores in CORE_SETS:
-            cfg = CpuConfig(cores=cores, freqs_mhz=top)
             by: collections.Counter = collections.Counter()
-            for op in graph.ops:
-                by[op_class(op.kind)] += model.cost(op, cfg).time_s
+            for kind, t in op_times_by_kind(soc, graph, cores).items():
+                by[op_class(kind)] += t
             label = "".join(map(str, cores))
             print(f"| {name} {chw[1]} | {label} | " + " | ".join(f"{by[c]:.3f}" for c in CLASSES)
                   + f" | {sum(by.values()):.3f} |")
-
 
 if __name__ == "__main__":
     main()

@@ -56,6 +56,20 @@ class Choice:
         return self.energy_j / self.latency_s if self.latency_s > 0 else 0.0
 
 
+def op_times_by_kind(soc, graph, cores: tuple[int, ...]) -> dict[str, float]:
+    """One batch of ``graph`` run with PyTorch's kernels on ``cores`` (every cluster at its top
+    frequency): the CPU cost model's op times summed per op kind.  The op-level view behind a
+    core-set choice (docs/validation.md, Swan; benchmarks/swan_breakdown.py)."""
+    from socsim.hw.cost import CpuConfig
+    from socsim.hw.cpu import CpuCostModel
+    cfg = CpuConfig(cores=tuple(cores), freqs_mhz=tuple(sorted((cl.name, cl.max_mhz) for cl in soc.cpu.clusters)))
+    model = CpuCostModel(soc)
+    out: dict[str, float] = {}
+    for op in _Scaled(graph, PYTORCH_EFFICIENCY).ops:
+        out[op.kind] = out.get(op.kind, 0.0) + model.cost(op, cfg).time_s
+    return out
+
+
 def core_set_choices(soc) -> list[tuple[int, ...]]:
     """The first 1..n cores of each CPU type, most cores first, big types before little."""
     out: list[tuple[int, ...]] = []

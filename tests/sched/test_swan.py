@@ -114,16 +114,10 @@ def test_bad_choice_option_is_an_input_error():
 def _class_times(model: str, chw: tuple, classes: int, cores: tuple) -> dict[str, float]:
     """One batch's PyTorch-kernel op costs summed into memory-bound ops and convolutions."""
     from socsim.engine.context import build_graph
-    from socsim.hw.cost import CpuConfig
-    from socsim.hw.cpu import CpuCostModel
-    from socsim.sched.baselines import PYTORCH_EFFICIENCY, _Scaled
-    graph = _Scaled(build_graph(model, chw, classes, 16, "fp32"), PYTORCH_EFFICIENCY)
-    cfg = CpuConfig(cores=cores, freqs_mhz=tuple(sorted((cl.name, cl.max_mhz) for cl in SOC.cpu.clusters)))
-    cost = CpuCostModel(SOC)
+    from socsim.sched.swan import op_times_by_kind
     out = {"conv": 0.0, "memory": 0.0}
-    for op in graph.ops:
-        dense = op.kind in ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm")
-        out["conv" if dense else "memory"] += cost.cost(op, cfg).time_s
+    for kind, t in op_times_by_kind(SOC, build_graph(model, chw, classes, 16, "fp32"), cores).items():
+        out["conv" if kind in ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm") else "memory"] += t
     return out
 
 
