@@ -19,6 +19,9 @@ from socsim.errors import InputError
 
 err_console = Console(stderr=True, highlight=False)
 out_console = Console(highlight=False)
+if not out_console.is_terminal and "COLUMNS" not in os.environ:
+    # piped or redirected: rich would fold tables to 80 columns; let them keep their width
+    out_console = Console(highlight=False, width=200)
 
 
 class SocsimGroup(click.Group):

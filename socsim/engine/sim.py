@@ -25,7 +25,8 @@ from socsim.engine.batch import RPC_CPU_ACTIVITY
 from socsim.engine.context import PlanContext, RunContext
 from socsim.engine.oracle import CostOracle
 from socsim.engine.template import BatchTemplate, TemplateBuilder
-from socsim.errors import ScheduleError
+from socsim.engine.cores import resolve_cores
+from socsim.errors import InputError, ScheduleError
 from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import BatchRecord, InterferenceEvent, Plan
 from socsim.spec.soc import SocSpec
@@ -59,6 +60,8 @@ class RunStats:
     battery_end_soc: float = 0.0
     first_plan: Plan | None = None
     dsp_prepared_batches: int = 0
+    # per foreground load (workload order): core-seconds its cores ran a training thread
+    fg_contended_core_s: list[float] = field(default_factory=list)
 
 
 class Engine:
@@ -89,6 +92,13 @@ class Engine:
         self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
         self._freqs: dict[str, float] = {}
         self._util: dict[str, float] = {}
+        loads = env_spec.foreground_loads
+        for i, load in enumerate(loads):  # a load on a core the SoC lacks is bad input, not a no-op
+            fld = "environment.foreground_load" + (f"[{i}]" if isinstance(env_spec.foreground_load, list) else "")
+            try:
+                resolve_cores(soc, load.cores, field=f"{fld}.cores")
+            except InputError as e:
+                raise InputError(e.message, file=file, field=e.field, value=e.value) from None
         self.acct = Accounting(soc, workload, self.walker, self.stats, self.recorder, self.rctx,
                                lambda te: self._apply(self.scheduler.on_thermal_trip(self.rctx, te)))
 
@@ -103,7 +113,9 @@ class Engine:
             self.stats.plan_labels.append(plan.label)
         self.stats.battery_start_soc = self.acct.battery.soc
         self._plan = plan
-        for load in self.workload.environment.foreground_loads:
+        self._fg_loads = self.workload.environment.foreground_loads
+        self.stats.fg_contended_core_s = [0.0] * len(self._fg_loads)
+        for load in self._fg_loads:
             self.env.process(self._foreground(load))
         budget_steps = self.workload.environment.memory_budget_mb
         if isinstance(budget_steps, list):
@@ -150,6 +162,8 @@ class Engine:
                     self.recorder.op_slice(s.track, s.name, s.kind, b, s.phase, t0 + s.start_s, s.dur_s)
             energy = self.acct.account(t0, tpl, plan, freqs)
             self._util = self._utilisation(plan, tpl)
+            if self._fg_loads:
+                self._foreground_contention(plan, tpl, t0)
             st = self.stats
             st.batches += 1
             st.batch_time_sum_s += tpl.duration_s
@@ -261,6 +275,24 @@ class Engine:
         if not self._interference:
             return 1.0
         return min(1.0 - 0.5 * self._interference.get(c, 0.0) for c in cores)
+
+    def _foreground_contention(self, plan: Plan, tpl: BatchTemplate, t0: float) -> None:
+        """Charge each foreground load the time training threads ran on its cores inside its
+        window (the batch's busy core-seconds spread evenly over the batch and over the plan's
+        cores of a cluster); summarised as the app's throughput loss (socsim.report.summary)."""
+        dur = tpl.duration_s
+        if dur <= 0:
+            return
+        for i, load in enumerate(self._fg_loads):
+            overlap = min(load.start_s + load.duration_s, t0 + dur) - max(load.start_s, t0)
+            if overlap <= 0:
+                continue
+            for c in load.cores:
+                if c not in plan.cpu_cores:
+                    continue
+                cl = self.soc.cpu.cluster_of(c)
+                n = sum(1 for k in plan.cpu_cores if k in cl.core_ids)
+                self.stats.fg_contended_core_s[i] += tpl.busy_s.get(cl.name, 0.0) / n * overlap / dur
 
     # ------------------------------------------------------------------ accounting
     # ------------------------------------------------------------------ environment processes

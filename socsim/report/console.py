@@ -32,14 +32,18 @@ def summary_table(s: dict[str, Any]) -> Table:
     t.add_row("placement", f"cpu {p['cpu_ops']} / dsp {p['dsp_ops']} / gpu {p['gpu_ops']} ops per batch, "
               f"{p['switches']} switches; cores {p.get('cpu_cores')}")
     t.add_row("peak memory", _fmt_bytes(s["memory"]["peak_bytes"]))
+    for fg in s.get("foreground", []):
+        t.add_row(f"foreground {fg['name']}", f"cores {fg['cores']}: throughput loss "
+                  f"{100 * fg['throughput_loss']:.1f}% over {fg['window_simulated_s']:.1f} s")
     t.add_row("wall time", f"{s['wall_time_s']:.2f} s")
     return t
 
 
 def compare_table(runs: list[dict[str, Any]]) -> Table:
     t = Table(title=f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}")
+    fg = any(s.get("foreground") for s in runs)
     for col in ("scheduler", "time/batch", "x first", "energy/batch", "x first", "peak mem", "peak C",
-                "cpu/dsp/gpu ops", "switches"):
+                "cpu/dsp/gpu ops", "switches") + (("fg loss",) if fg else ()):
         t.add_column(col, justify="right" if col != "scheduler" else "left")
     t0 = runs[0]["per_batch"]["time_s"] or 1e-30
     e0 = runs[0]["per_batch"]["energy_j"] or 1e-30
@@ -49,8 +53,17 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
         t.add_row(s["scheduler"], f"{pb['time_s'] * 1e3:.1f} ms", f"{pb['time_s'] / t0:.2f}",
                   f"{pb['energy_j']:.2f} J", f"{pb['energy_j'] / e0:.2f}",
                   _fmt_bytes(s["memory"]["peak_bytes"]), f"{s['thermal']['peak_c']:.1f}",
-                  f"{p['cpu_ops']}/{p['dsp_ops']}/{p['gpu_ops']}", str(p["switches"]))
+                  f"{p['cpu_ops']}/{p['dsp_ops']}/{p['gpu_ops']}", str(p["switches"]),
+                  *((_fg_loss(s),) if fg else ()))
     return t
+
+
+def _fg_loss(s: dict[str, Any]) -> str:
+    """Mean foreground throughput loss over the run's foreground apps."""
+    loads = s.get("foreground") or []
+    if not loads:
+        return "-"
+    return f"{100 * sum(f['throughput_loss'] for f in loads) / len(loads):.1f}%"
 
 
 def sweep_table(rows: list[dict[str, Any]]) -> Table:

@@ -70,9 +70,39 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "wall_time_s": 0.0 if deterministic else round(engine.wall_time_s, 3),
         "socsim_version": __version__,
     }
+    loads = workload.environment.foreground_loads
+    if loads:
+        summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)
     extra = scheduler.summary_extra() if hasattr(scheduler, "summary_extra") else {}
     if plan is not None and plan.notes:
         extra = {**plan.notes, **extra}
     if extra:
         summary["scheduler_info"] = extra
     return summary
+
+
+def foreground_summary(loads, contended_core_s, sim_time_s: float) -> list[dict[str, Any]]:
+    """What training cost each foreground app (Swan's "foreground benchmark score loss").
+
+    While a training thread runs on one of the app's cores, CFS gives the two threads equal
+    shares, so the app gets half of the CPU time it asks for (the same fair-share model that
+    slows the training thread, socsim.engine.sim ``_cpu_share``).  Its throughput loss over the
+    part of its window that the run covers is therefore
+    contended core-seconds / (2 x cores x window); 0 when training keeps off its cores,
+    0.5 when training holds all of them throughout.
+    """
+    out = []
+    for load, contended in zip(loads, contended_core_s):
+        window = max(0.0, min(load.start_s + load.duration_s, sim_time_s) - load.start_s)
+        loss = contended / (2.0 * len(load.cores) * window) if window > 0 else 0.0
+        out.append({
+            "name": load.name,
+            "cores": list(load.cores),
+            "start_s": load.start_s,
+            "duration_s": load.duration_s,
+            "utilization": load.utilization,
+            "window_simulated_s": _r(window),
+            "contended_core_s": _r(contended),
+            "throughput_loss": _r(min(loss, 0.5), 6),
+        })
+    return out

@@ -111,6 +111,39 @@ def test_bad_choice_option_is_an_input_error():
     assert e.value.field == "scheduler.options.choices"
 
 
+def test_foreground_loss_swan_leaves_the_app_its_cores(fast_cpu):
+    """Swan's third metric: the foreground app's throughput loss.  PyTorch keeps its threads on
+    the app's cores (CFS halves the app's share while they run); Swan moves off them."""
+    fg = {"name": "game", "cores": [4, 5, 6, 7], "start_s": 0.1, "duration_s": 2.0, "utilization": 0.9}
+    w = wl(batches=800, fg=fg, upgrade_after_s=100.0)
+    swan = socsim.run("sd865", w).summary
+    torch = socsim.run("sd865", {**w, "scheduler": {"name": "pytorch"}}).summary
+    (fs,), (ft,) = swan["foreground"], torch["foreground"]
+    assert ft["name"] == "game" and ft["cores"] == [4, 5, 6, 7]
+    # PyTorch keeps threads on all four cores (idle only in per-op dispatch): towards the 50% bound
+    assert 0.25 < ft["throughput_loss"] <= 0.5
+    assert ft["contended_core_s"] <= 4 * ft["window_simulated_s"] + 1e-9
+    # Swan pays for the first batches under the load, then trains on the little cores
+    assert fs["throughput_loss"] < 0.25 * ft["throughput_loss"]
+
+
+def test_foreground_on_other_cores_costs_the_app_nothing(fast_cpu):
+    fg = {"cores": [0, 1], "start_s": 0.0, "duration_s": 0.5}
+    torch = {"scheduler": {"name": "pytorch"}}
+    s = socsim.run("sd865", {**wl(batches=100, fg=fg), **torch}).summary
+    assert s["foreground"][0]["throughput_loss"] == 0.0
+    assert "foreground" not in socsim.run("sd865", {**wl(batches=5), **torch}).summary
+
+
+def test_foreground_load_on_a_missing_core_is_an_input_error():
+    from socsim.errors import InputError
+    fg = [{"cores": [4]}, {"cores": [7, 12], "duration_s": 1.0}]
+    fg[0]["duration_s"] = 1.0
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", wl(batches=1, fg=fg))
+    assert e.value.field == "environment.foreground_load[1].cores" and e.value.value == [7, 12]
+
+
 def _class_times(model: str, chw: tuple, classes: int, cores: tuple) -> dict[str, float]:
     """One batch's PyTorch-kernel op costs summed into memory-bound ops and convolutions."""
     from socsim.engine.context import build_graph
@@ -143,7 +176,7 @@ def test_memory_bound_ops_of_depthwise_models_do_not_scale():
 def test_fewer_cores_win_for_depthwise_models(model):
     w = dict(name="t", model=model, input=[3, 224, 224], num_classes=1000, batch_size=16, batches=3)
     swan = socsim.run("sd865", w, scheduler="swan").summary
-    torch = socsim.run("sd865", w, scheduler="pytorch").summary
+    torch = socsim.run("sd865", {**w, "scheduler": {"name": "pytorch"}}).summary
     assert len(swan["scheduler_info"]["start"]) < len(torch["placement"]["cpu_cores"])
     assert (swan["per_batch"]["time_s"] < torch["per_batch"]["time_s"]
             or swan["per_batch"]["energy_j"] < torch["per_batch"]["energy_j"])
