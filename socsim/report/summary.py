@@ -74,11 +74,38 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
     if loads:
         summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)
     extra = scheduler.summary_extra() if hasattr(scheduler, "summary_extra") else {}
+    summary["memory"].update(_micro_batch_history(summary["memory"]["micro_batches"], engine, extra))
     if plan is not None and plan.notes:
         extra = {**plan.notes, **extra}
     if extra:
         summary["scheduler_info"] = extra
     return summary
+
+
+def _micro_batch_history(first: list[int], engine, extra: dict[str, Any]) -> dict[str, Any]:
+    """How the mini-batch was split over the run (``memory.micro_batches`` keeps the first plan's
+    split): ``micro_batch_sequence``, the splits of the batches as run, consecutive repeats merged,
+    and ``micro_batches_final``, the split of the last batch.
+
+    The sequence comes from the scheduler's ``summary_extra``: ``micro_batch_sequence`` (lists of
+    ints, as run) if it reports one, else ``split_sequence`` ("24+8" strings, as decided); else
+    it is the first plan's split followed by the last one's if they differ.  The final split is
+    the plan the engine ran last."""
+    last = getattr(getattr(engine, "rctx", None), "plan", None)
+    final = list(last.micro_batches) if last is not None and last.micro_batches else None
+    seq = extra.get("micro_batch_sequence")
+    if not seq and extra.get("split_sequence"):
+        try:
+            seq = [[int(x) for x in str(t).split("+")] for t in extra["split_sequence"]]
+        except ValueError:
+            seq = None
+    seq = [list(m) for m in seq] if seq else [list(first)]
+    if final is None:
+        final = list(seq[-1])
+    elif seq[-1] != final:
+        seq.append(final)
+    merged = [m for i, m in enumerate(seq) if i == 0 or m != seq[i - 1]]
+    return {"micro_batches_final": final, "micro_batch_sequence": merged}
 
 
 def foreground_summary(loads, contended_core_s, sim_time_s: float) -> list[dict[str, Any]]:

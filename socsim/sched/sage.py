@@ -14,6 +14,12 @@ hybrid (default)     shrink the micro-batch while it stays >= MTP (the size belo
                      is under-utilised, pub:gpu_micro_batch_tipping_point = 6 for ResNet-50);
                      below that, checkpoint at the MTP (and smaller only if that cannot fit)
 
+JIT compilation: the first batch run with a plan whose kernels were not compiled before pays
+``JIT_S_PER_KERNEL`` per new kernel (a ``jit-compile`` overhead on the host core); the plan
+carrying that overhead runs exactly one batch and ``on_batch_end`` then hands the steady plan
+(the engine switches at the next batch start).  Kernels count as compiled once a batch runs them,
+so a plan superseded before it ran charges nothing (``splits[].first_batch`` is then None).
+
 The budget is ``options.budget_mb``, else the workload's ``environment.memory_budget_mb`` (a
 number, or a profile of ``{at_s, mb}`` steps delivered through ``on_memory_pressure``).  Every
 budget of the profile is planned up front, so a budget below the minimum feasible fails before
@@ -99,8 +105,14 @@ class Sage(BaseScheduler):
         self._schedules: dict[tuple, Schedule | None] = {}
         self._decisions: dict[int | None, Decision] = {}
         self._plans: dict[tuple, Plan] = {}
-        self._compiled: set[tuple] = set()
-        self._steady: Plan | None = None
+        self._compiled: set[tuple] = set()    # kernel signatures a batch has run (JIT-compiled)
+        self._steady: Plan | None = None       # the plan of the latest decision, without JIT
+        self._handed: Plan | None = None       # the plan last handed to the engine
+        self._handed_event: dict[str, Any] | None = None
+        # id(plan carrying a jit-compile overhead) -> (its steady plan, new kernels, seconds)
+        self._jit_plans: dict[int, tuple[Plan, frozenset, float]] = {}
+        self._compiling: tuple[Plan, Plan] | None = None  # (plan compiling now, its steady plan)
+        self._ran: list[tuple[int, ...]] = []  # micro-batch splits as run, consecutive distinct
         self._events: list[dict[str, Any]] = []
         self._stats: dict[str, Any] = {}
         self._peak = 0
@@ -112,7 +124,7 @@ class Sage(BaseScheduler):
         o = self.options
         wl = ctx.workload
         self.batch = wl.batch_size
-        self.cores = ctx.cores(o.cores, default="big4") if o.unit == "cpu" else ()
+        self.cores = ctx.cores(o.cores, default="big4", field="scheduler.options.cores") if o.unit == "cpu" else ()
         self._field = "scheduler.options.budget_mb" if o.budget_mb is not None else "environment.memory_budget_mb"
         budgets = self._budget_steps(ctx)
         self._pending_steps = list(budgets)
@@ -259,7 +271,7 @@ class Sage(BaseScheduler):
 
     # -- plans ----------------------------------------------------------------------------
     def build_plan(self, d: Decision, jit_s: float = 0.0) -> Plan:
-        key = (d.split, tuple(id(p) for p in d.parts), jit_s > 0)
+        key = (d.split, tuple(id(p) for p in d.parts), jit_s)
         plan = self._plans.get(key)
         if plan is not None:
             return plan
@@ -293,27 +305,55 @@ class Sage(BaseScheduler):
         return plan
 
     def _switch_to(self, d: Decision, budget: int | None, t_s: float, batch: int) -> Plan:
+        """Hand the engine decision ``d``: the plan that compiles its new kernels (JIT) in its
+        first batch when there are any, else the steady plan."""
         steady = self.build_plan(d)
         self._peak = max(self._peak, steady.peak_memory_bytes)
-        self._events.append({
-            "t_s": round(t_s, 6), "batch": batch,
+        event = {
+            "t_s": round(t_s, 6), "batch": batch, "first_batch": None,
             "budget_mb": None if budget is None else round(budget / MB, 3),
             "micro_batches": list(d.split), "evictions": d.evictions, "recompute_kernels": d.recomputes,
-            "peak_mb": round(steady.peak_memory_bytes / MB, 3)})
+            "peak_mb": round(steady.peak_memory_bytes / MB, 3), "jit_s": 0.0}
+        self._events.append(event)
         self._steady = steady
-        new = {k.signature for p in d.parts for k in p.kernels} - self._compiled
+        plan = steady
+        new = frozenset(k.signature for p in d.parts for k in p.kernels) - self._compiled
         if self.options.jit_compile and new and self.options.unit == "gpu":
-            self._compiled |= new
             jit = JIT_S_PER_KERNEL * len(new)
-            self._jit_s += jit
-            return self.build_plan(d, jit)
-        return steady
+            plan = self.build_plan(d, jit)
+            self._jit_plans[id(plan)] = (steady, new, jit)
+            event["jit_s"] = round(jit, 6)
+        self._handed, self._handed_event = plan, event
+        return plan
 
     # ------------------------------------------------------------------ runtime hooks
+    # The engine runs each batch with the plan a hook handed it last (switching at the batch
+    # start), so the plan about to run is ``self._handed``.
     def on_batch_start(self, ctx, batch: int) -> Plan | None:
-        if self._steady is not None and ctx.plan is not self._steady and ctx.plan.prep_overheads:
-            return self._steady  # kernels compiled: back to the steady plan
+        plan = self._handed
+        if self._handed_event is not None:  # the decision's first batch
+            self._handed_event["first_batch"] = batch
+            self._handed_event = None
+        jit = self._jit_plans.pop(id(plan), None) if plan is not None else None
+        if jit is not None:  # this batch compiles the plan's new kernels
+            steady, new, seconds = jit
+            self._compiled |= new
+            self._jit_s += seconds
+            self._compiling = (plan, steady)
         return None
+
+    def on_batch_end(self, ctx, batch: int, record) -> Plan | None:
+        plan = ctx.plan
+        if plan is not None and plan.micro_batches and (not self._ran or self._ran[-1] != plan.micro_batches):
+            self._ran.append(plan.micro_batches)
+        if self._compiling is None or self._compiling[0] is not plan:
+            return None
+        steady = self._compiling[1]
+        self._compiling = None
+        if self._handed is plan:  # compiled: the steady plan from the next batch on
+            self._handed = steady
+            return steady
+        return None  # a newer plan was handed during the batch
 
     def on_memory_pressure(self, ctx, budget_bytes: int) -> Plan | None:
         if not self.adaptive:
@@ -328,7 +368,13 @@ class Sage(BaseScheduler):
         d = self.decide(budget_bytes)
         if self._steady is not None and self.build_plan(d) is self._steady:
             return None
-        return self._switch_to(d, budget_bytes, t_s, ctx.batch)
+        before = self._handed
+        plan = self._switch_to(d, budget_bytes, t_s, ctx.batch)
+        if plan is ctx.plan and before is not plan:
+            # back to the running plan while another is pending: the engine ignores a hook that
+            # returns the running plan, so hand it an identical copy to replace the pending one
+            plan = self._handed = replace(plan)
+        return plan
 
     # ------------------------------------------------------------------ reporting
     def _describe(self, ctx) -> None:
@@ -341,6 +387,7 @@ class Sage(BaseScheduler):
         out = {"strategy": self.options.strategy, "unit": self.options.unit, "mtp": self.options.mtp,
                "peak_memory_bytes": self._peak, "splits": self._events,
                "split_sequence": ["+".join(map(str, e["micro_batches"])) for e in self._events],
+               "micro_batch_sequence": [list(m) for m in self._ran],
                "jit_compile_s": round(self._jit_s, 6), **self._stats}
         if bn:
             out["batchnorm_note"] = ("micro-batched BN uses per-micro-batch statistics; mini-batch "
