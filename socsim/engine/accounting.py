@@ -70,6 +70,17 @@ class Accounting:
         self._throttled = False
         # below this reading a zone is far from its first trip: the governor cannot act
         self._zone_alert = np.array([(min(z.trips_c) - 5.0) if z.trips_c else math.inf for z in zones])
+        self.publish()
+
+    def publish(self) -> None:
+        """Mirror the live readings into the run context: the zone temperatures, the cluster
+        caps, the battery's state of charge and temperature.  Called at construction, so the
+        hooks of the first batch see the phone's initial state, not placeholders; after that the
+        accounting keeps each reading current as it changes."""
+        self.rctx.temps_c = {z: float(self.temps[n]) for z, n in zip(self._zone_names, self._zone_nodes)}
+        self.rctx.caps_mhz = dict(self.caps)
+        self.rctx.battery_soc = self.battery.soc
+        self.rctx.battery_temp_c = self._node_temp_by_node(self.soc.battery.thermal_node)
 
     def _heat_matrix(self) -> np.ndarray:
         """rails x nodes matrix turning rail power (W) into node heat (W)."""

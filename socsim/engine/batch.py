@@ -94,11 +94,15 @@ class BatchWalker:
         return out
 
     # -- the segments of one batch ------------------------------------------------------
+    def cpu_config(self, plan: Plan, freqs: dict[str, float]):
+        """The configuration the plan's CPU ops run at under ``freqs`` (what the oracle is asked)."""
+        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
+        return self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs)
+
     def segments(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
                  scheduler_name: str = "?") -> Iterator[Seg]:
         soc = self.soc
-        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
-        cpu_cfg = self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs)
+        cpu_cfg = self.cpu_config(plan, freqs)
         dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp")) if soc.dsp else None
         gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu")) if soc.gpu else None
         mem_base = int(plan.peak_memory_bytes)

@@ -54,13 +54,18 @@ class PlanContext:
         return g
 
     # -- cores and operating points ----------------------------------------------------
-    def cores(self, spec: str | list[int] | tuple[int, ...] | None = None, default: str = "big4") -> tuple[int, ...]:
-        """Resolve a core-set name; ``None`` means the workload's ``cpu.cores`` or ``default``."""
+    def cores(self, spec: str | list[int] | tuple[int, ...] | None = None, default: str = "big4",
+              field: str | None = None) -> tuple[int, ...]:
+        """Resolve a core-set name; ``None`` means the workload's ``cpu.cores`` or ``default``.
+        ``field`` names where ``spec`` came from in errors (default: ``cpu.cores``, right when
+        ``spec`` is None; a scheduler resolving its own option passes the option's field, e.g.
+        ``scheduler.options.cpu_cores``)."""
         if spec is None:
             spec = self.workload.cpu.cores if self.workload.cpu.cores is not None else default
             if spec == "big4" and len(self._big()) < 4:
                 spec = f"big{len(self._big())}"
-        return resolve_cores(self.soc, spec)
+            field = "cpu.cores"
+        return resolve_cores(self.soc, spec, field=field or "cpu.cores")
 
     def _big(self) -> list[int]:
         from socsim.engine.cores import big_cores
@@ -96,6 +101,16 @@ class PlanContext:
         run on the idle phone would measure them (whole-phone energy, rails at ``temp_c``,
         default the ambient temperature).  ``freq`` defaults to the plan's fixed frequencies,
         else the top OPP of the clusters it uses."""
+        freqs = self._estimate_freqs(plan, freq)
+        prep = plan.dsp_graph == "per_batch"
+        tpl = self.walker.template(plan, freqs, prep)
+        t = self.workload.environment.ambient_c if temp_c is None else temp_c
+        static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)
+        return tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
+
+    def _estimate_freqs(self, plan, freq: str | float | dict | None) -> dict[str, float]:
+        """The operating point of :meth:`estimate`: every cluster at its lowest OPP but those the
+        plan uses (``freq``, default their top OPP; the plan's fixed frequencies win)."""
         freqs = {c.name: c.min_mhz for c in self.soc.cpu.clusters}
         used = self.freqs(plan.cpu_cores, "max" if freq is None else freq) if plan.cpu_cores else ()
         freqs.update(dict(used))
@@ -105,11 +120,21 @@ class PlanContext:
             freqs["dsp"] = self.dsp_mhz
         if self.soc.gpu is not None:
             freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
-        prep = plan.dsp_graph == "per_batch"
-        tpl = self.walker.template(plan, freqs, prep)
-        t = self.workload.environment.ambient_c if temp_c is None else temp_c
-        static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)
-        return tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
+        return freqs
+
+    def prefetch(self, plans, freq: str | float | dict | None = None) -> None:
+        """Cost, ahead of :meth:`estimate` of each of ``plans`` (at ``freq``), the CPU ops those
+        estimates will ask for, in parallel where that pays (:meth:`CostOracle.warm_cpu`).  The
+        estimates are then what they would have been, only sooner: a scheduler profiling many
+        core sets (min-energy: 7 core sets x 3 levels) spends nearly all its time in the CPU
+        model's cache simulation of every op on every core set."""
+        pairs = []
+        for plan in plans:
+            if not plan.cpu_cores:
+                continue
+            cfg = self.walker.cpu_config(plan, self._estimate_freqs(plan, freq))
+            pairs.extend((s.op, cfg) for s in plan.steps if s.unit == "cpu")
+        self.oracle.warm_cpu(pairs)
 
     @property
     def dsp_mhz(self) -> float:

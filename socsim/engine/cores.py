@@ -17,24 +17,46 @@ def little_cores(soc: SocSpec) -> list[int]:
 
 
 def resolve_cores(soc: SocSpec, spec: str | list[int] | tuple[int, ...], field: str = "cpu.cores") -> tuple[int, ...]:
-    """``big2`` -> (4, 5) on sd865; a list of ids is checked against the SoC."""
+    """``big2`` -> (4, 5) on sd865; a list of ids is checked against the SoC.  Anything else
+    (an unknown name, ``big0``, an empty or repeating list) is an InputError naming ``field``."""
     all_ids = sorted(i for c in soc.cpu.clusters for i in c.core_ids)
     if isinstance(spec, (list, tuple)):
+        if not spec:
+            raise InputError("core list is empty", field=field, value=list(spec))
+        if any(isinstance(c, bool) or not isinstance(c, int) for c in spec):
+            raise InputError("core ids must be integers", field=field, value=list(spec))
+        if len(set(spec)) != len(spec):
+            raise InputError("core ids must be distinct", field=field, value=list(spec))
         bad = [c for c in spec if c not in all_ids]
         if bad:
             raise InputError(f"{soc.name} has cores {all_ids}", field=field, value=list(spec))
         return tuple(sorted(spec))
+    if not isinstance(spec, str):
+        raise InputError("a core set is a name (big2, little4, hybrid8, ...) or a list of core ids",
+                         field=field, value=spec)
     if spec in ("hybrid8", "all"):
         return tuple(all_ids)
     if spec == "prime1":
         return (max(soc.cpu.clusters[-1].core_ids),)
     for prefix, pool in (("big", big_cores(soc)), ("little", little_cores(soc))):
-        if spec.startswith(prefix):
+        if spec.startswith(prefix) and spec[len(prefix):].isdigit() and int(spec[len(prefix):]) > 0:
             n = int(spec[len(prefix):])
             if n > len(pool):
                 raise InputError(f"{soc.name} has only {len(pool)} {prefix} cores {pool}", field=field, value=spec)
             return tuple(pool[:n])
-    raise InputError("unknown core set", field=field, value=spec)
+    raise InputError("unknown core set; expected big<N>, little<N>, prime1, hybrid8, all or a list of core ids",
+                     field=field, value=spec)
+
+
+def is_core_set_name(spec: str) -> bool:
+    """Whether ``spec`` is well-formed as a core-set name (whatever the SoC)."""
+    if spec in ("hybrid8", "all", "prime1"):
+        return True
+    for prefix in ("big", "little"):
+        rest = spec[len(prefix):]
+        if spec.startswith(prefix) and rest.isdigit() and int(rest) > 0:
+            return True
+    return False
 
 
 def clusters_of(soc: SocSpec, cores: tuple[int, ...]) -> list[Cluster]:
@@ -58,3 +80,35 @@ def pick_opp(cluster: Cluster, setting: str | float, cap_mhz: float | None = Non
         below = [x for x in freqs if x <= cap_mhz + 1e-6]
         f = below[-1] if below else freqs[0]
     return f
+
+
+def check_freq_setting(soc: SocSpec, setting, field: str = "cpu.freq") -> None:
+    """Check a ``cpu.freq`` setting (max|mid|min, MHz, or cluster -> either) against the SoC.
+
+    A frequency between OPPs or above a cluster's top OPP is clamped per cluster by
+    :func:`pick_opp` (one number for all clusters: 2000 MHz is above the little cluster's top
+    and meant for the big ones).  It is an error only when no cluster it applies to can use it:
+    above the top OPP of every one of them, or below the lowest OPP of every one of them.  A
+    per-cluster value applies to its own cluster; an unknown cluster name is an error."""
+    if isinstance(setting, dict):
+        names = [c.name for c in soc.cpu.clusters]
+        for name, v in setting.items():
+            if name not in names:
+                raise InputError(f"{soc.name} has CPU clusters {', '.join(names)}", field=f"{field}.{name}",
+                                 value=name)
+            _check_mhz(soc, [soc.cluster(name)], v, f"{field}.{name}")
+        return
+    _check_mhz(soc, list(soc.cpu.clusters), setting, field)
+
+
+def _check_mhz(soc: SocSpec, clusters: list[Cluster], v, field: str) -> None:
+    if isinstance(v, str) or isinstance(v, bool):
+        return  # max|mid|min (the workload schema checks the names)
+    f = float(v)
+    top = max(c.max_mhz for c in clusters)
+    low = min(c.min_mhz for c in clusters)
+    which = "cluster " + clusters[0].name if len(clusters) == 1 else f"any CPU cluster of {soc.name}"
+    if f > top + 1e-6:
+        raise InputError(f"above the highest operating point of {which} ({top:g} MHz)", field=field, value=v)
+    if f < low - 1e-6:
+        raise InputError(f"below the lowest operating point of {which} ({low:g} MHz)", field=field, value=v)

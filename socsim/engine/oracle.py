@@ -2,10 +2,17 @@
 
 Schedulers profile ops through it (as the real systems profile on the phone) and the engine
 times ops with it, so both see the same numbers.
+
+:meth:`CostOracle.warm_cpu` costs many CPU ops ahead of use in worker processes (the cost
+models are pure functions, so a worker's answer is the one this process would compute).
+``SOCSIM_JOBS=N`` opts in to N workers (capped at the CPUs this process may run on); unset or
+``1`` never forks, and a worker process (a ``socsim sweep`` job) never forks again.
 """
 from __future__ import annotations
 
 import math
+import os
+import time
 
 from socsim.hw.cost import CpuConfig, DspConfig, GpuConfig, OpCost, UnsupportedOp
 from socsim.spec.soc import SocSpec
@@ -49,9 +56,13 @@ class CostOracle:
                              batch_padding=self.dsp_batch_padding)
         return GpuConfig(freq_mhz=gpu_mhz or self.soc.gpu.opps[-1].freq_mhz)
 
+    @staticmethod
+    def _key(op: Op, unit: str, cfg) -> tuple:
+        return (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, unit, cfg)
+
     def cost(self, op: Op, unit: str, cfg) -> OpCost | None:
         """The op's cost on ``unit`` at ``cfg``, or None if the unit cannot run it."""
-        key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, unit, cfg)
+        key = self._key(op, unit, cfg)
         if key in self._memo:
             return self._memo[key]
         try:
@@ -65,3 +76,103 @@ class CostOracle:
     def time_s(self, op: Op, unit: str, cfg) -> float:
         c = self.cost(op, unit, cfg)
         return math.inf if c is None else c.time_s
+
+    def warm_cpu(self, pairs, jobs: int | None = None) -> None:
+        """Memoise the CPU cost of every (op, CpuConfig) in ``pairs`` now, in parallel when the
+        work is long enough to pay for it.
+
+        Nearly all of a CPU op's cost is the cache simulation of its access stream, which
+        depends on the op and the core set (the threads and their caches), not on the
+        frequency (socsim.hw.memory memoises it so).  Pairs are grouped by (op stream, core
+        set), so one worker simulates each stream once for all the frequencies asked.  Groups
+        are first costed here for ``WARM_SERIAL_S`` (small jobs end there, and the compiled
+        simulator is loaded before any fork); the rest goes to forked workers if it is
+        predicted to take longer than that again.  Whatever is left uncosted (no fork, a
+        worker failed) is costed on demand as before: the results are the same either way.
+        """
+        groups: dict[tuple, list] = {}
+        seen: set[tuple] = set()
+        for op, cfg in pairs:
+            key = self._key(op, "cpu", cfg)
+            if key in self._memo or key in seen:
+                continue
+            seen.add(key)
+            groups.setdefault(_stream_group(op, cfg), []).append((op, cfg))
+        todo = list(groups.values())
+        t0 = time.perf_counter()
+        i = 0
+        while i < len(todo) and time.perf_counter() - t0 < WARM_SERIAL_S:
+            for op, cfg in todo[i]:
+                self.cost(op, "cpu", cfg)
+            i += 1
+        rest = todo[i:]
+        if not rest:
+            return
+        jobs = parallel_jobs() if jobs is None else jobs
+        per_group = (time.perf_counter() - t0) / max(i, 1)
+        if jobs < 2 or per_group * len(rest) < WARM_SERIAL_S:
+            return
+        n_chunks = min(len(rest), 4 * jobs)
+        chunks = [[pair for g in rest[j::n_chunks] for pair in g] for j in range(n_chunks)]
+        try:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+            mpc = mp.get_context("fork")
+            with ProcessPoolExecutor(max_workers=min(jobs, n_chunks), mp_context=mpc, initializer=_init_worker,
+                                     initargs=(self.soc, self.dsp_batch_padding)) as ex:
+                for chunk, costs in zip(chunks, ex.map(_worker_costs, chunks)):
+                    for (op, cfg), c in zip(chunk, costs):
+                        self._memo[self._key(op, "cpu", cfg)] = c
+        except Exception:  # no fork here, a worker died: the rest is costed on demand
+            return
+
+
+# Seconds of CPU costing done in this process before forking workers for the rest.
+WARM_SERIAL_S = 0.5
+
+
+def parallel_jobs() -> int:
+    """Worker processes :meth:`CostOracle.warm_cpu` may use (``SOCSIM_JOBS``, default 1)."""
+    import multiprocessing as mp
+
+    if mp.parent_process() is not None:  # already a worker (socsim sweep): no nested pools
+        return 1
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    env = os.environ.get("SOCSIM_JOBS")
+    if not env:  # opt-in: forking a process that may hold threads (progress display) is not
+        return 1  # something to do behind a user's back
+    if env:
+        from socsim.errors import InputError
+        try:
+            cap = int(env)
+        except ValueError:
+            cap = 0
+        if cap < 1:
+            raise InputError("must be a positive number of worker processes", field="SOCSIM_JOBS", value=env)
+        n = min(n, cap)
+    return max(1, n)
+
+
+def _stream_group(op: Op, cfg) -> tuple:
+    """Pairs sharing one cache simulation: the op's stream (socsim.hw.memory's key) and the cores."""
+    try:
+        from socsim.hw.memory import _stream_key
+        stream = _stream_key(op)
+    except Exception:  # pragma: no cover - a memory model without the key: group by op
+        stream = (op.signature,)
+    return (stream, int(op.bytes_read), int(op.bytes_written), tuple(cfg.cores))
+
+
+_WORKER: CostOracle | None = None
+
+
+def _init_worker(soc: SocSpec, dsp_batch_padding: bool) -> None:
+    global _WORKER
+    _WORKER = CostOracle(soc, dsp_batch_padding)
+
+
+def _worker_costs(chunk: list) -> list:
+    return [_WORKER.cost(op, "cpu", cfg) for op, cfg in chunk]

@@ -25,7 +25,7 @@ from socsim.engine.batch import RPC_CPU_ACTIVITY
 from socsim.engine.context import PlanContext, RunContext
 from socsim.engine.oracle import CostOracle
 from socsim.engine.template import BatchTemplate, TemplateBuilder
-from socsim.engine.cores import resolve_cores
+from socsim.engine.cores import check_freq_setting, resolve_cores
 from socsim.errors import InputError, ScheduleError
 from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import BatchRecord, InterferenceEvent, Plan
@@ -92,6 +92,10 @@ class Engine:
         self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
         self._freqs: dict[str, float] = {}
         self._util: dict[str, float] = {}
+        try:  # a frequency no cluster it applies to can run is bad input, not a silent clamp
+            check_freq_setting(soc, workload.cpu.freq, field="cpu.freq")
+        except InputError as e:
+            raise InputError(e.message, file=file, field=e.field, value=e.value) from None
         loads = env_spec.foreground_loads
         for i, load in enumerate(loads):  # a load on a core the SoC lacks is bad input, not a no-op
             fld = "environment.foreground_load" + (f"[{i}]" if isinstance(env_spec.foreground_load, list) else "")

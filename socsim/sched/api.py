@@ -82,7 +82,12 @@ class Plan:
 
     @property
     def switches(self) -> int:
-        """CPU<->DSP (and CPU<->GPU) transitions within one batch."""
+        """CPU<->DSP (and CPU<->GPU) transitions between the plan's steps.
+
+        The engine's count (``placement.switches`` of the summary) also counts the batch's start
+        on the host CPU when the first step is on an accelerator: a DSP-only plan makes one
+        FastRPC call into the DSP every batch, and a GPU-only plan counts the same way, so both
+        report 1 switch per batch where this property gives 0."""
         n = 0
         for a, b in zip(self.steps, self.steps[1:]):
             if a.unit != b.unit:

@@ -94,8 +94,8 @@ class _CpuBaseline(BaseScheduler):
                                 prep_overheads=self.overheads(ctx, graph))
 
     def cores(self, ctx) -> tuple[int, ...]:
-        if self.options.cores:
-            return ctx.cores(self.options.cores, default=self.default_cores)
+        if self.options.cores is not None:
+            return ctx.cores(self.options.cores, field="scheduler.options.cores")
         return ctx.cores(default=self.default_cores)
 
     def graph_prep_s(self, ctx, graph) -> float:
@@ -142,8 +142,8 @@ class PyTorch(_CpuBaseline):
     efficiency = PYTORCH_EFFICIENCY
 
     def cores(self, ctx) -> tuple[int, ...]:
-        if self.options.cores:
-            return ctx.cores(self.options.cores)
+        if self.options.cores is not None:
+            return ctx.cores(self.options.cores, field="scheduler.options.cores")
         from socsim.engine.cores import big_cores
         return tuple(big_cores(ctx.soc))
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.hw import fastrpc
 from socsim.sched.api import BaseScheduler, Plan, Step
@@ -59,12 +59,13 @@ class MandhelingOptions(BaseModel):
     split_ratio: float = Field(1.5, gt=1, description="abnormal: DSP latency per MAC at the batch > ratio x at a smaller batch")
     min_micro_batch: int = Field(4, ge=1, description="smallest micro-batch tried (below 4 samples Hexagon NN leaves HVX idle: per-sample latency rises, pub:dsp_conv_latency_ms)")
 
-    @model_validator(mode="after")
-    def _interval(self) -> "MandhelingOptions":
-        lo, hi = self.scale_change_interval
+    @field_validator("scale_change_interval")
+    @classmethod
+    def _interval(cls, v: tuple[int, int]) -> tuple[int, int]:
+        lo, hi = v
         if not 1 <= lo <= hi:
-            raise ValueError(f"scale_change_interval must be 1 <= low <= high, got {self.scale_change_interval}")
-        return self
+            raise ValueError(f"scale_change_interval must be 1 <= low <= high, got {list(v)}")
+        return v
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,12 @@ class Mandheling(BaseScheduler):
     # ------------------------------------------------------------------ planning
     def plan(self, ctx) -> Plan:
         o = self.options
+        if ctx.soc.dsp is None:
+            from socsim.errors import ScheduleError
+            raise ScheduleError(f"{ctx.soc.name} has no DSP; mandheling offloads to the Hexagon DSP",
+                                field="scheduler.name", value=self.name)
         graph = ctx.graph(self.precision)
-        cores = ctx.cores(o.cpu_cores)
+        cores = ctx.cores(o.cpu_cores, field="scheduler.options.cpu_cores")
         self._cores = cores
         splits = self._splits(ctx, graph) if o.batch_splitting else {}
         live = graph.live_bytes()

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from socsim.engine.cores import clusters_of
+from socsim.engine.cores import clusters_of, is_core_set_name
+from socsim.errors import InputError, ScheduleError
 from socsim.sched.api import BaseScheduler, Plan
 from socsim.sched.common import single_unit_plan
 from socsim.sched.dp import min_energy_sequence
@@ -53,6 +54,23 @@ class MinEnergyOptions(BaseModel):
     energy: Literal["training", "phone"] = Field("training", description="energy minimised: training-attributable (the idle phone's baseline subtracted) or whole-phone")
     max_front: int | None = Field(64, ge=2, description="DP triples kept per configuration and batch (None: exact)")
 
+    @field_validator("config")
+    @classmethod
+    def _config(cls, v: str) -> str:
+        cores, at, level = v.partition("@")
+        if not at or level not in LEVELS or not is_core_set_name(cores):
+            raise ValueError(f"configuration {v!r}: expected '<core set>@<level>', a core set such as "
+                             f"{', '.join(CORE_SETS)} and a level {'|'.join(LEVELS)}")
+        return v
+
+    @field_validator("core_sets")
+    @classmethod
+    def _core_sets(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not is_core_set_name(name):
+                raise ValueError(f"unknown core set {name!r}; expected big<N>, little<N>, prime1, hybrid8 or all")
+        return v
+
 
 class MinEnergy(BaseScheduler):
     name = "min-energy"
@@ -78,17 +96,18 @@ class MinEnergy(BaseScheduler):
             out.append((c.name, min((o.freq_mhz for o in c.opps), key=lambda f: abs(f - want))))
         return tuple(sorted(out))
 
-    def config_plan(self, ctx, graph, name: str) -> Plan | None:
-        """The plan of configuration ``name`` (``big2@low``), or None if the SoC lacks the cores."""
+    def config_plan(self, ctx, graph, name: str, field: str = "scheduler.options.config") -> Plan:
+        """The plan of configuration ``name`` (``big2@low``); if the SoC lacks its cores, an
+        InputError naming ``field`` and the configuration."""
         cores_name, _, level = name.partition("@")
         if level not in LEVELS:
-            raise ValueError(f"configuration {name!r}: level must be one of {', '.join(LEVELS)}")
+            raise InputError(f"configuration {name!r}: level must be one of {', '.join(LEVELS)}",
+                             field=field, value=name)
         try:
-            cores = ctx.cores(cores_name)
-        except Exception:
-            return None
-        if cores_name.startswith("big") and len(cores) != int(cores_name[3:]):
-            return None
+            cores = ctx.cores(cores_name, field=field)
+        except InputError as e:
+            raise InputError(f"{ctx.soc.name} cannot run configuration {name!r}: {e.message}",
+                             field=field, value=name) from None
         return single_unit_plan(graph, "cpu", cores, name,
                                 cpu_freq_mhz=self.config_freqs(ctx, cores, level))
 
@@ -117,11 +136,8 @@ class MinEnergy(BaseScheduler):
             self.info = {"mode": "governor", "governor": ctx.workload.cpu.governor, "cores": list(cores)}
             return plan
         if o.mode == "fixed":
-            plan = self.config_plan(ctx, graph, o.config)
-            if plan is None:
-                from socsim.errors import InputError
-                raise InputError(f"{ctx.soc.name} cannot run configuration {o.config!r}",
-                                 field="scheduler.options.config", value=o.config)
+            plan = self.config_plan(ctx, graph, o.config, field="scheduler.options.config")
+            ctx.prefetch([plan])
             t, e = ctx.estimate(plan)
             self.info = {"mode": "fixed", "config": o.config,
                          "profiled": {"time_s": round(t, 6), "energy_j": round(e, 6)}}
@@ -130,25 +146,41 @@ class MinEnergy(BaseScheduler):
 
     def _plan_dp(self, ctx, graph) -> Plan:
         o = self.options
-        names = [f"{cs}@{lv}" for cs in o.core_sets for lv in o.levels]
+        # core sets the user named must exist on the SoC; the default ones are skipped where
+        # the SoC lacks them (the configuration space generalised per SoC)
+        strict = "core_sets" in o.model_fields_set
+        core_sets = []
+        for cs in o.core_sets:
+            try:
+                ctx.cores(cs, field="scheduler.options.core_sets")
+            except InputError as e:
+                if strict:
+                    raise InputError(f"{ctx.soc.name} cannot run core set {cs!r}: {e.message}",
+                                     field="scheduler.options.core_sets", value=cs) from None
+                continue
+            core_sets.append(cs)
+        if not core_sets:
+            raise InputError(f"{ctx.soc.name} can run none of the core sets", field="scheduler.options.core_sets",
+                             value=list(o.core_sets))
+        names = [f"{cs}@{lv}" for cs in core_sets for lv in o.levels]
         # the idle phone draws its baseline whether it trains or not (a federated client is on
         # anyway); "training" energy is what training adds, as the configurations' power models
         # of the paper measure it
         idle_w = sum(ctx.walker.power.idle_mw().values()) * 1e-3 if o.energy == "training" else 0.0
-        profile: dict[str, tuple[float, float]] = {}
         for name in names:
-            plan = self.config_plan(ctx, graph, name)
-            if plan is not None:
-                self.plans[name] = plan
-                t, e = ctx.estimate(plan)
-                profile[name] = (t, e - idle_w * t)
+            self.plans[name] = self.config_plan(ctx, graph, name, field="scheduler.options.core_sets")
+        ctx.prefetch(self.plans.values())
+        profile: dict[str, tuple[float, float]] = {}
+        for name, plan in self.plans.items():
+            t, e = ctx.estimate(plan)
+            profile[name] = (t, e - idle_w * t)
         # drop configurations another beats on both time and energy (no trade-off in them)
         cands = [n for n in profile if not any(
             m != n and profile[m][0] <= profile[n][0] and profile[m][1] <= profile[n][1]
             and profile[m] != profile[n] for m in profile)]
         n_batches = ctx.workload.total_batches
         fastest = min(profile, key=lambda n: profile[n][0])
-        theta = o.time_budget_s if o.time_budget_s is not None else o.slack * n_batches * profile[fastest][0]
+        theta = self._budget(n_batches, fastest, profile[fastest][0])
         sw_t = ctx.soc.cpu.config_switch_ms * 1e-3
         power_w = {n: profile[n][1] / profile[n][0] for n in cands}
         t_row = [profile[n][0] for n in cands]
@@ -158,8 +190,9 @@ class MinEnergy(BaseScheduler):
                                   # switching energy: the switch time at the power of the moment
                                   lambda a, b: sw_t * power_w[cands[a]],
                                   max_front=o.max_front)
-        feasible = res is not None
-        if res is None:  # the budget is below the fastest run: run the fastest configuration
+        # an infeasible budget was refused by _budget; the DP finds nothing only when the budget
+        # is the fastest run's time to rounding (slack 1): that run meets it
+        if res is None:
             self.sequence = (fastest,) * n_batches
             pred_t, pred_e = n_batches * profile[fastest][0], n_batches * profile[fastest][1]
         else:
@@ -171,7 +204,7 @@ class MinEnergy(BaseScheduler):
             "mode": "dp",
             "energy": o.energy,
             "theta_t_s": round(theta, 6),
-            "feasible": feasible,
+            "feasible": True,
             "configs": {n: {"time_s": round(t, 6), "energy_j": round(e, 6)} for n, (t, e) in profile.items()},
             "pareto": cands,
             "fastest": fastest,
@@ -186,15 +219,18 @@ class MinEnergy(BaseScheduler):
         return self.plans[self.sequence[0]]
 
     def _plan_composed(self, ctx) -> Plan:
-        from socsim.errors import InputError
         from socsim.sched.registry import create
 
         o = self.options
         if o.base.name == self.name:
             raise InputError("min-energy cannot compose with itself", field="scheduler.options.base.name",
                              value=o.base.name)
-        self.base = create(o.base.name, o.base.options)
-        base_plan = self.base.plan(ctx)
+        try:
+            self.base = create(o.base.name, o.base.options)
+            base_plan = self.base.plan(ctx)
+        except InputError as e:  # the base's fields live under scheduler.options.base
+            raise type(e)(e.message, file=e.file, field=_rebase_field(e.field), value=e.value,
+                          line=e.line) from None
         self._base_plan = base_plan
         if not base_plan.cpu_cores:
             raise InputError(f"base scheduler {o.base.name!r} uses no CPU cores: nothing to scale",
@@ -206,7 +242,7 @@ class MinEnergy(BaseScheduler):
             profile[lv] = (t, e - idle_w * t)
         n_batches = ctx.workload.total_batches
         fastest = min(profile, key=lambda n: profile[n][0])
-        theta = o.time_budget_s if o.time_budget_s is not None else o.slack * n_batches * profile[fastest][0]
+        theta = self._budget(n_batches, f"{o.base.name} @{fastest}", profile[fastest][0])
         cands = list(profile)
         sw_t = ctx.soc.cpu.config_switch_ms * 1e-3
         res = min_energy_sequence([[profile[n][0] for n in cands]] * n_batches,
@@ -216,10 +252,30 @@ class MinEnergy(BaseScheduler):
         self.sequence = tuple(cands[c] for c in res.configs) if res else (fastest,) * n_batches
         base_info = self.base.summary_extra() if hasattr(self.base, "summary_extra") else {}
         self.info = {"mode": "compose", "base": o.base.name, "energy": o.energy, "theta_t_s": round(theta, 6),
-                     "feasible": res is not None,
+                     "feasible": True,
                      "levels": {n: {"time_s": round(t, 6), "energy_j": round(e, 6)} for n, (t, e) in profile.items()},
                      "sequence": _runs(self.sequence), "base_info": base_info}
         return self._variant(ctx, base_plan, self.sequence[0])
+
+    def _budget(self, n_batches: int, fastest: str, fastest_s: float) -> float:
+        """theta_t of the run; a budget below the fastest run (``fastest`` every batch, no
+        switch) cannot be met: a ScheduleError naming the budget's field and value."""
+        o = self.options
+        least = n_batches * fastest_s
+        if o.time_budget_s is not None:
+            theta = o.time_budget_s
+            field, value, what = "scheduler.options.time_budget_s", o.time_budget_s, f"time budget {theta:.6g} s"
+        else:
+            theta = o.slack * n_batches * fastest_s
+            field, value, what = ("scheduler.options.slack", o.slack,
+                                  f"slack {o.slack:g} gives a time budget of {theta:.6g} s, which")
+        # a sequence's time is a sum of n batch times: allow its rounding (slack 1 is feasible)
+        if least > theta * (1 + 1e-9):
+            raise ScheduleError(
+                f"{what} is below the minimum feasible run time {least:.6g} s ({n_batches} batches of "
+                f"{fastest}, the fastest configuration, at {fastest_s:.6g} s each); a time budget needs "
+                f"slack >= 1 or time_budget_s >= {least:.6g}", field=field, value=value)
+        return theta
 
     def _level(self, batch: int) -> str:
         return self.sequence[min(batch, len(self.sequence) - 1)]
@@ -244,6 +300,15 @@ class MinEnergy(BaseScheduler):
 
     def summary_extra(self) -> dict[str, Any]:
         return dict(self.info)
+
+
+def _rebase_field(field: str | None) -> str | None:
+    """A field of the base scheduler's own run as it sits in a composed run's options."""
+    if field == "scheduler.name":
+        return "scheduler.options.base.name"
+    if field is not None and field.startswith("scheduler.options"):
+        return "scheduler.options.base.options" + field[len("scheduler.options"):]
+    return field
 
 
 def _runs(seq: tuple[str, ...]) -> list[list]:

@@ -5,6 +5,7 @@ lists the others); selecting it is an input error (exit 2).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any
@@ -69,13 +70,40 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
         opts = entry.cls.Options.model_validate(options or {})
     except ValidationError as e:
         err = e.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
-        value = (options or {}).get(err["loc"][0]) if err["loc"] else None
-        raise InputError(f"{msg} (scheduler {name!r})", file=file,
-                         field=f"scheduler.options.{loc}", value=value) from None
+        msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        field, value = _error_field(err, options or {})
+        raise InputError(f"{msg} (scheduler {name!r})", file=file, field=field, value=value) from None
     try:
         return entry.cls(opts)
     except Exception as e:
         raise InputError(f"scheduler plugin failed to start: {type(e).__name__}: {e}", file=file,
                          field="scheduler.name", value=name) from None
+
+
+def _error_field(err: dict, options: dict) -> tuple[str, Any]:
+    """The field and value a pydantic error of a scheduler's options points at.  A model
+    validator's error has no location: it is the given option its message names (the first
+    named, as a word), else the options as a whole."""
+    loc = err["loc"]
+    if loc:
+        # follow the location into the value; pydantic's union-member tags ("str",
+        # "list[int]") name no part of it and are left out of the field
+        parts, value = [loc[0]], options.get(loc[0])
+        for part in loc[1:]:
+            if isinstance(value, dict):
+                parts.append(part)
+                value = value.get(part)
+            elif isinstance(value, list) and isinstance(part, int):
+                parts.append(part)
+                value = value[part] if 0 <= part < len(value) else None
+        return "scheduler.options." + ".".join(str(x) for x in parts), value
+    msg = str(err.get("msg", ""))
+    named = {}
+    for k in options:
+        m = re.search(rf"(?<![\w.]){re.escape(str(k))}(?![\w])", msg) if isinstance(k, str) else None
+        if m:
+            named[k] = m.start()
+    if named:
+        key = min(named, key=named.get)
+        return f"scheduler.options.{key}", options[key]
+    return "scheduler.options", dict(options)

@@ -33,7 +33,7 @@ from socsim.sched.common import single_unit_plan
 class SwanOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     choices: list[str] | None = Field(
-        None, description="core sets as digit strings (e.g. ['4567', '45', '0']); default: per SoC")
+        None, min_length=1, description="core sets as digit strings (e.g. ['4567', '45', '0']); default: per SoC")
     framework: Literal["pytorch", "mnn"] = Field("pytorch", description="kernels the choices run")
     require_charging: bool = True
     min_battery: float = Field(0.2, ge=0, le=1, description="stop below this state of charge")
@@ -184,7 +184,16 @@ class Swan(BaseScheduler):
             if not s.isdigit():
                 raise InputError("a core set is a string of core ids like '4567'",
                                  field="scheduler.options.choices", value=s)
-            out.append(ctx.cores(sorted({int(ch) for ch in s})))
+            ids = [int(ch) for ch in s]
+            if len(set(ids)) != len(ids):
+                raise InputError("a core set names each core once", field="scheduler.options.choices", value=s)
+            try:
+                cores = ctx.cores(sorted(ids), field="scheduler.options.choices")
+            except InputError as e:
+                raise InputError(e.message, field=e.field, value=s) from None
+            if cores in out:
+                raise InputError("the same core set is given twice", field="scheduler.options.choices", value=s)
+            out.append(cores)
         return out
 
     # ------------------------------------------------------------------ the control loop

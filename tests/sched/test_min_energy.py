@@ -78,8 +78,21 @@ def test_budget_changes_the_choice():
     assert loose["sequence"] == [[loose["least_energy"], BATCHES]]
     tight = _run(slack=1.0)["scheduler_info"]
     assert tight["sequence"] == [[tight["fastest"], BATCHES]]
-    infeasible = _run(time_budget_s=1e-6)["scheduler_info"]
-    assert not infeasible["feasible"] and infeasible["sequence"] == [[infeasible["fastest"], BATCHES]]
+    assert tight["feasible"]  # slack 1: exactly the fastest run, feasible despite rounding
+
+
+@pytest.mark.parametrize("option,value", [("time_budget_s", 1e-6), ("slack", 0.5)])
+def test_infeasible_budget_is_a_schedule_error(option, value):
+    """A budget below the fastest run cannot be met: an error naming the budget's field and
+    value and the least feasible run time, not a run of the fastest configuration."""
+    from socsim.errors import ScheduleError
+    fastest = _run(batches=4, slack=1.0)["scheduler_info"]
+    least = 4 * fastest["configs"][fastest["fastest"]]["time_s"]
+    with pytest.raises(ScheduleError) as e:
+        _run(batches=4, **{option: value})
+    assert e.value.field == f"scheduler.options.{option}" and e.value.value == value
+    assert "minimum feasible run time" in e.value.message and f"{least:.4g}"[:4] in e.value.message
+    assert fastest["fastest"] in e.value.message
 
 
 def test_fixed_and_governor_modes():
@@ -87,6 +100,44 @@ def test_fixed_and_governor_modes():
     assert s["scheduler_info"]["mode"] == "governor" and s["placement"]["config_switches"] == 0
     with pytest.raises(InputError):
         _run(batches=1, mode="fixed", config="big9@high")
+
+
+@pytest.mark.parametrize("option,value,field", [
+    ("config", "big9@ultra", "scheduler.options.config"),   # unknown level
+    ("config", "big4", "scheduler.options.config"),         # no level
+    ("config", "big0@high", "scheduler.options.config"),    # no cores
+    ("config", "foo@high", "scheduler.options.config"),     # unknown core set
+    ("config", "big9@high", "scheduler.options.config"),    # more cores than the SoC has
+    ("core_sets", ["foo"], "scheduler.options.core_sets"),
+    ("core_sets", ["big2", "big9"], "scheduler.options.core_sets"),
+    ("core_sets", [], "scheduler.options.core_sets"),
+])
+def test_bad_configuration_options_are_input_errors(option, value, field):
+    """Bad configurations are input errors (exit 2) naming the option, not ValueErrors."""
+    from socsim.errors import InputError as IE
+    with pytest.raises(IE) as e:
+        _run(batches=1, mode="fixed" if option == "config" else "dp", **{option: value})
+    assert e.value.field == field
+    assert e.value.value in (value, "big9")  # the option's value, or the offending core set
+
+
+def test_bad_configuration_exits_2_on_the_cli():
+    from click.testing import CliRunner
+    from socsim.cli import main
+    for extra in (["scheduler.options.config=big9@ultra"], ["scheduler.options.config=big4"]):
+        args = ["run", "--soc", SOC, str(LENET), "--quiet", "--set", "batches=1",
+                "--set", "scheduler.options.mode=fixed"] + [a for x in extra for a in ("--set", x)]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert "scheduler.options.config" in r.output
+    r = CliRunner().invoke(main, ["run", "--soc", SOC, str(LENET), "--quiet", "--set", "batches=1",
+                                  "--set", "scheduler.options.core_sets=[foo]"])
+    assert r.exit_code == 2 and "scheduler.options.core_sets" in r.output, r.output
+
+
+def test_explicit_core_sets_are_the_configuration_space():
+    info = _run(batches=2, core_sets=["big2", "little1"], levels=["high", "low"])["scheduler_info"]
+    assert set(info["configs"]) == {"big2@high", "big2@low", "little1@high", "little1@low"}
 
 
 def test_min_energy_dvfs_composes_with_mandheling():

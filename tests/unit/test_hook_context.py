@@ -1,0 +1,70 @@
+"""What the runtime hooks see: the live state of the phone from the first batch on, and the
+switch count of single-accelerator plans (socsim.engine.sim, socsim.engine.accounting)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from socsim.engine.sim import Engine
+from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.sched.baselines import MnnFp32
+from socsim.spec import load_soc, workload_from_dict
+
+SOC = load_soc("sd865")
+
+
+def _wl(**kw):
+    return workload_from_dict(dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16,
+                                   batches=2, **kw))
+
+
+class Spy(MnnFp32):
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: dict[int, tuple] = {}
+
+    def on_batch_start(self, ctx, batch):
+        self.starts[batch] = (dict(ctx.temps_c), dict(ctx.caps_mhz), ctx.battery_soc, ctx.battery_temp_c)
+
+
+def test_first_batch_hooks_see_the_initial_state():
+    spy = Spy()
+    Engine(SOC, _wl(environment={"ambient_c": 31.0, "initial_soc": 0.55}), spy).run()
+    temps, caps, soc, batt_c = spy.starts[0]
+    zones = [z.name for z in SOC.thermal.zones if z.node != SOC.thermal.ambient_node]
+    assert set(temps) == set(zones) and all(t == pytest.approx(31.0) for t in temps.values())
+    assert caps == {c.name: c.max_mhz for c in SOC.cpu.clusters}   # nothing throttled yet
+    assert soc == pytest.approx(0.55) and batt_c == pytest.approx(31.0)
+    # the second batch's readings have moved on from the first's, keeping the same keys
+    temps1, caps1, soc1, _ = spy.starts[1]
+    assert set(temps1) == set(temps) and caps1 == caps and soc1 == pytest.approx(0.55, abs=1e-3)
+    assert max(temps1.values()) > 31.0
+
+
+class OnlyOn(BaseScheduler):
+    """Every op the unit can run, on that unit (a single-unit accelerator plan)."""
+
+    precision = "niti"
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def plan(self, ctx) -> Plan:
+        ops = [op for op in ctx.graph(self.precision).ops if math.isfinite(ctx.profile(op, self.unit))]
+        assert ops
+        return Plan(steps=tuple(Step(op, self.unit) for op in ops), cpu_cores=(4,), label=self.unit)
+
+
+def test_single_accelerator_plans_count_switches_alike():
+    """A batch starts on the host CPU: a DSP-only plan's first step is a FastRPC call (one
+    switch, charged); a GPU-only plan's first step counts the same (one switch, free), so the
+    placement's switches per batch are 1 for both, while Plan.switches (within the steps) is 0."""
+    counts = {}
+    for unit in ("dsp", "gpu"):
+        sched = OnlyOn(unit)
+        st = Engine(SOC, _wl(precision="niti"), sched).run()
+        counts[unit] = st.counts["switches"] // st.batches
+        assert st.first_plan.switches == 0
+    assert counts == {"dsp": 1, "gpu": 1}
