@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from socsim import __version__
 from socsim.errors import InputError
-from socsim.spec import SocSpec, Workload, load_soc, load_workload, workload_from_dict
-from socsim.spec import apply_overrides
+from socsim.spec import Origins, SocSpec, Workload, load_soc
+from socsim.spec import load_workload_located, workload_from_dict_located
 
 
 @dataclass
@@ -37,18 +37,142 @@ def _resolve_soc(soc: str | Path | SocSpec) -> SocSpec:
     return soc if isinstance(soc, SocSpec) else load_soc(soc)
 
 
-def _resolve_workload(workload: str | Path | dict | Workload, overrides) -> tuple[Workload, str]:
+def _load(workload: str | Path | dict | Workload, overrides, scheduler: str | None = None,
+          **labels: str) -> tuple[Workload, str, Origins]:
+    """The validated workload, the name errors give for it, and where its fields came from."""
     if isinstance(workload, Workload):
-        if overrides:
-            return workload_from_dict(apply_overrides(workload.model_dump(), overrides)), workload.name
-        return workload, workload.name
+        if overrides or scheduler:
+            wl, origins = workload_from_dict_located(workload.model_dump(), workload.name, overrides=overrides,
+                                                     scheduler=scheduler, **labels)
+            return wl, workload.name, origins
+        return workload, workload.name, Origins(workload.name, None)
     if isinstance(workload, dict):
-        data = apply_overrides(workload, overrides) if overrides else workload
-        return workload_from_dict(data), str(workload.get("name", "<workload>"))
+        name = str(workload.get("name", "<workload>"))
+        wl, origins = workload_from_dict_located(workload, name, overrides=overrides, scheduler=scheduler,
+                                                 **labels)
+        return wl, name, origins
     path = Path(workload)
     if not path.exists() and (Path(__file__).parent.parent / "workloads" / f"{workload}.yaml").exists():
         path = Path(__file__).parent.parent / "workloads" / f"{workload}.yaml"
-    return load_workload(path, overrides), str(path)
+    wl, origins = load_workload_located(path, overrides, scheduler=scheduler, **labels)
+    return wl, str(path), origins
+
+
+def _resolve_workload(workload: str | Path | dict | Workload, overrides,
+                      scheduler: str | None = None) -> tuple[Workload, str]:
+    wl, name, _ = _load(workload, overrides, scheduler)
+    return wl, name
+
+
+def _normalise_overrides(overrides: list[str] | dict | None) -> list[str] | dict:
+    return list(overrides) if isinstance(overrides, (list, tuple)) else dict(overrides or {})
+
+
+def prepare(workload: str | Path | dict | Workload, *, overrides: list[str] | dict | None = None,
+            scheduler: str | None = None, **labels: str):
+    """Load ``workload`` with ``overrides`` and instantiate its scheduler (validated options).
+
+    ``scheduler`` replaces ``scheduler.name``; the file's ``scheduler.options`` then apply only if
+    it is the file's own scheduler, while ``scheduler.options.*`` overrides always apply.
+    Returns ``(workload, name for errors, scheduler instance, origins)``; raises InputError.
+    """
+    from socsim.sched.registry import create
+
+    wl, wl_file, origins = _load(workload, _normalise_overrides(overrides), scheduler, **labels)
+    try:
+        sched = create(wl.scheduler.name, wl.scheduler.options, file=wl_file)
+    except InputError as e:
+        raise origins.locate(e) from None
+    return wl, wl_file, sched, origins
+
+
+def _located(e: InputError, workload, wl_file: str, origins: Origins) -> InputError:
+    """An engine's or scheduler's complaint about the workload, naming the file and line."""
+    if e.file is None and isinstance(workload, (str, Path)):
+        e = type(e)(e.message, file=wl_file, field=e.field, value=e.value, line=e.line, origin=e.origin)
+    return origins.locate(e)
+
+
+def _umask() -> int:
+    """The process umask (read without changing it where /proc allows)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """Permissions of a new output file: what ``open()`` would give (0666 less the umask)."""
+    return 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    """Permissions of a new output directory: what ``mkdir`` would give (0777 less the umask)."""
+    return 0o777 & ~_umask()
+
+
+def _chmod_tree(root: Path) -> None:
+    """Give a directory made by mkdtemp (0700) and its files the modes mkdir/open would have."""
+    fm, dm = file_mode(), dir_mode()
+    for dirpath, dirnames, filenames in os.walk(root):
+        os.chmod(dirpath, dm)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), fm)
+
+
+def check_writable(path: str | Path, field: str) -> None:
+    """Raise InputError (naming ``field`` and ``path``) unless a file can be created at ``path``.
+
+    Missing parent directories are created for the probe and removed again, so a check that
+    passes or fails leaves nothing behind.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory", field=field, value=str(path))
+    created = _make_parents(path, field)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise InputError(f"cannot write a file in {path.parent}: {e.strerror or e}", field=field,
+                         value=str(path)) from None
+    finally:
+        _remove_dirs(created)
+
+
+def _make_parents(path: Path, field: str) -> list[Path]:
+    """Create the missing parents of ``path``; returns the directories made (outermost first)."""
+    missing: list[Path] = []
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        missing.append(parent)
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"{parent} is not a directory", field=field, value=str(path))
+    created: list[Path] = []
+    try:
+        for d in reversed(missing):
+            d.mkdir()
+            created.append(d)
+    except OSError as e:
+        _remove_dirs(created)
+        raise InputError(f"cannot create directory {d}: {e.strerror or e}", field=field,
+                         value=str(path)) from None
+    return created
+
+
+def _remove_dirs(created: list[Path]) -> None:
+    for d in reversed(created):
+        try:
+            d.rmdir()
+        except OSError:
+            pass
 
 
 def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
@@ -58,70 +182,107 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     """Simulate ``workload`` on ``soc``.
 
     ``overrides``: ``--set`` style ``key=value`` strings or a dict of dotted paths.
-    ``scheduler``: shorthand for ``scheduler.name``.  ``out``: a directory for summary.json,
-    the time series, the Perfetto trace and the HTML report (written atomically: on any error
-    nothing is left there).  ``deterministic``: report ``wall_time_s`` as 0 so summaries are
-    byte-identical across runs.
+    ``scheduler``: run this scheduler instead of the workload's ``scheduler.name``; the file's
+    ``scheduler.options`` belong to the file's scheduler, so another one gets its defaults
+    (``scheduler.options.*`` in ``overrides`` always apply).  ``out``: a directory for
+    summary.json, the time series, the Perfetto trace and the HTML report (written atomically: on
+    any error nothing is left there).  ``deterministic``: report ``wall_time_s`` as 0 so summaries
+    are byte-identical across runs.
     """
     from socsim.engine.sim import Engine
     from socsim.report.events import StreamRecorder
     from socsim.report.summary import build_summary
-    from socsim.sched.registry import create
 
-    ov = list(overrides) if isinstance(overrides, (list, tuple)) else dict(overrides or {})
-    if scheduler:
-        if isinstance(ov, list):
-            ov.append(f"scheduler.name={scheduler}")
-        else:
-            ov["scheduler.name"] = scheduler
     spec = _resolve_soc(soc)
-    wl, wl_file = _resolve_workload(workload, ov)
-    sched = create(wl.scheduler.name, wl.scheduler.options, file=wl_file)
+    wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
 
     tmp: Path | None = None
+    created: list[Path] = []
     recorder = None
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
             raise InputError("output path exists and is not a directory", field="--out", value=str(out))
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        created = _make_parents(out, "--out")
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        except OSError as e:
+            _remove_dirs(created)
+            raise InputError(f"cannot create the output directory in {out.parent}: {e.strerror or e}",
+                             field="--out", value=str(out)) from None
         recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every)
     try:
-        engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
         try:
+            engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
             stats = engine.run()
         except InputError as e:
-            if e.file is None:  # a scheduler's complaint about the workload: name the file
-                e.file = wl_file if isinstance(workload, (str, Path)) else None
-                raise type(e)(e.message, file=e.file, field=e.field, value=e.value, line=e.line) from None
-            raise
+            raise _located(e, workload, wl_file, origins) from None
         summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         if tmp is not None:
             (tmp / "summary.json").write_text(dump_json(summary))
             if reports:
                 from socsim.report.writers import write_reports
                 write_reports(tmp)
-            if out.exists():
-                shutil.rmtree(out)
-            os.replace(tmp, out)
+            _chmod_tree(tmp)  # mkdtemp made it 0700: give it the modes mkdir would have
+            try:
+                if out.exists():
+                    shutil.rmtree(out)
+                os.replace(tmp, out)
+            except OSError as e:
+                raise InputError(f"cannot replace the output directory: {e.strerror or e}", field="--out",
+                                 value=str(out)) from None
             tmp = None
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+            _remove_dirs(created)
     return RunResult(summary=summary, out_dir=Path(out) if out is not None else None)
+
+
+def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
+               overrides: list[str] | dict | None = None, scheduler: str | None = None) -> dict[str, Any]:
+    """Everything ``run`` checks before the first batch, without running any batch.
+
+    Resolves the scheduler, builds the engine (foreground cores checked against the SoC) and asks
+    the scheduler for its plan through the engine's plan context, then checks the plan against the
+    SoC, so SoC-dependent errors (a core the SoC lacks, a Sage budget below its minimum, a DSP plan
+    on a SoC without one) raise InputError as they would at run time.  Returns a short description
+    of the first plan.
+    """
+    from socsim.engine.sim import Engine, _check_plan
+
+    spec = _resolve_soc(soc)
+    wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
+    try:
+        engine = Engine(spec, wl, sched, None, None, file=wl_file)
+        plan = sched.plan(engine.pctx)
+        _check_plan(plan, spec)
+    except InputError as e:
+        raise _located(e, workload, wl_file, origins) from None
+    units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}
+    return {"soc": spec.name, "workload": wl.name, "scheduler": wl.scheduler.name, "label": plan.label,
+            "cpu_cores": list(plan.cpu_cores), "ops": units,
+            "micro_batches": list(plan.micro_batches) if plan.micro_batches else [wl.batch_size]}
 
 
 def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, schedulers: list[str], *,
             overrides: list[str] | dict | None = None, deterministic: bool = False,
             progress: Callable[[str, int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Run the same workload on the same SoC under each scheduler; summaries in that order."""
+    """Run the same workload on the same SoC under each scheduler; summaries in that order.
+
+    Every scheduler name and its options are checked before the first run.  The workload's
+    ``scheduler.options`` go to the workload's own scheduler only; the others get their defaults
+    (``scheduler.options.*`` in ``overrides`` go to all of them).
+    """
     if not schedulers:
         raise InputError("no schedulers given", field="--schedulers", value="")
+    spec = _resolve_soc(soc)
+    for name in schedulers:
+        prepare(workload, overrides=overrides, scheduler=name, scheduler_label="--schedulers")
     out = []
     for name in schedulers:
         cb = (lambda b, n, _name=name: progress(_name, b, n)) if progress else None
-        out.append(run(soc, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
+        out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
                        progress=cb).summary)
     return out
 

@@ -6,6 +6,7 @@ error (with its cause).  Output files are written atomically: on error nothing i
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from socsim.errors import InputError
 
@@ -31,7 +33,8 @@ class SocsimGroup(click.Group):
         try:
             return super().invoke(ctx)
         except InputError as e:
-            err_console.print(f"[bold red]error:[/] {e.render()}", markup=True, soft_wrap=True)
+            # the message quotes user input ('[/x]', "socsim[ray]"): never read it as markup
+            err_console.print(f"[bold red]error:[/] {escape(e.render())}", markup=True, soft_wrap=True)
             sys.exit(2)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
@@ -39,7 +42,8 @@ class SocsimGroup(click.Group):
             err_console.print("interrupted")
             sys.exit(130)
         except Exception as e:  # internal error: say so, with the cause
-            err_console.print(f"[bold red]internal error:[/] {type(e).__name__}: {e}", markup=True)
+            err_console.print(f"[bold red]internal error:[/] {escape(f'{type(e).__name__}: {e}')}", markup=True,
+                              soft_wrap=True)
             if os.environ.get("SOCSIM_DEBUG"):
                 traceback.print_exc()
             else:
@@ -53,22 +57,50 @@ def main() -> None:
     """Cycle-approximate mobile SoC simulator for on-device DNN training."""
 
 
-def _write_atomic(path: str, text: str) -> None:
+def _write_atomic(path: str, data: str | bytes, field: str = "--json") -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed into place ('-': stdout).
+
+    The file gets the permissions ``open()`` would give it (mkstemp makes 0600): an existing
+    file's, else 0666 less the umask.
+    """
+    from socsim.api import _make_parents, _remove_dirs, file_mode
+
     if path == "-":
-        sys.stdout.write(text)
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data)
         return
     p = Path(path)
     if p.is_dir():
-        raise InputError("is a directory", field="--json", value=path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+        raise InputError("is a directory", field=field, value=path)
+    created = _make_parents(p, field)
+    tmp = None
+    done = False
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
+        mode = stat.S_IMODE(p.stat().st_mode) if p.is_file() else file_mode()
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
         os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        done = True
+    except OSError as e:
+        raise InputError(f"cannot write the file: {e.strerror or e}", field=field, value=path) from None
+    finally:
+        if not done:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+            _remove_dirs(created)
+
+
+def _check_outputs(**paths: str | None) -> None:
+    """Fail before any simulation when an output file could not be written (bad input, exit 2)."""
+    from socsim.api import check_writable
+
+    for field, path in paths.items():
+        if path and path != "-":
+            check_writable(path, "--" + field.replace("_", "-"))
 
 
 class _Progress:
@@ -103,11 +135,14 @@ class _Progress:
 @main.command()
 @click.option("--soc", required=True, help="SoC name from soc_specs/ or a path to a spec YAML")
 @click.argument("workload")
-@click.option("--scheduler", default=None, help="scheduler name (overrides scheduler.name)")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="override a workload field by dotted path")
+@click.option("--scheduler", default=None,
+              help="scheduler name (overrides scheduler.name; another scheduler than the file's gets its "
+                   "default options, not the file's scheduler.options)")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="override a workload field by dotted path (scheduler.options.* apply to the scheduler run)")
 @click.option("--out", default=None, help="directory for summary.json, trace, time series and report.html")
 @click.option("--json", "json_path", default=None, help="write the summary JSON here ('-' for stdout)")
-@click.option("--trace", "trace_path", default=None, help="write the Perfetto trace here")
+@click.option("--trace", "trace_path", default=None, help="write the Perfetto trace here ('-' for stdout)")
 @click.option("--quiet", is_flag=True, help="no console table or progress")
 @click.option("--deterministic", is_flag=True, help="report wall_time_s as 0 (byte-identical summaries)")
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
@@ -115,37 +150,33 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
     from socsim.api import dump_json, run as api_run
     from socsim.report.console import summary_table
 
+    _check_outputs(json=json_path, trace=trace_path)
     out_dir = out
     tmp_dir = None
     if trace_path and not out_dir:
         tmp_dir = tempfile.mkdtemp(prefix=".socsim-run.")
         out_dir = str(Path(tmp_dir) / "run")
-    prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and json_path != "-")
+    to_stdout = "-" in (json_path, trace_path)
+    prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and not to_stdout)
     try:
-        res = api_run(soc, workload, overrides=list(sets), scheduler=scheduler, out=out_dir, progress=prog,
-                      deterministic=deterministic, reports=True)
-    finally:
-        prog.close()
-    try:
+        try:
+            res = api_run(soc, workload, overrides=list(sets), scheduler=scheduler, out=out_dir, progress=prog,
+                          deterministic=deterministic, reports=True)
+        finally:
+            prog.close()
         if trace_path:
-            src = Path(out_dir) / "trace.perfetto-trace"
-            data = src.read_bytes()
-            p = Path(trace_path)
-            p.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, p)
+            _write_atomic(trace_path, (Path(out_dir) / "trace.perfetto-trace").read_bytes(), "--trace")
         if json_path:
             _write_atomic(json_path, dump_json(res.summary))
     finally:
         if tmp_dir:
             import shutil
             shutil.rmtree(tmp_dir, ignore_errors=True)
-    if not quiet and json_path != "-":
-        out_console.print(summary_table(res.summary))
+    if not quiet and not to_stdout:
+        out_console.print(summary_table(res.summary, deterministic=deterministic))
         if out:
-            out_console.print(f"wrote {out}/ (summary.json, timeseries.csv, trace.perfetto-trace, report.html)")
+            out_console.print(escape(f"wrote {out}/ (summary.json, timeseries.csv, trace.perfetto-trace, "
+                                     "report.html)"))
 
 
 @main.command()
@@ -170,6 +201,7 @@ def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtyp
     from socsim.report.console import op_table
     from socsim.tools.op import time_op
 
+    _check_outputs(json=json_path)
     res = time_op(soc, unit, kind, batch=batch, in_shape=in_shape, out_channels=out_channels, kernel=kernel,
                   stride=stride, pad=pad, dtype=dtype, cores=cores, freq=freq,
                   batch_padding=not no_batch_padding)
@@ -179,20 +211,31 @@ def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtyp
         out_console.print(op_table(res))
 
 
+_SOC_HELP = "SoC name from soc_specs/ or a path to a spec YAML"
+_SET_HELP = ("override a workload field by dotted path; scheduler.options.* apply to every scheduler run "
+             "(the file's own options only to the file's scheduler)")
+_JSON_HELP = "write the results as JSON here ('-' for stdout)"
+_QUIET_HELP = "no console table or progress"
+_DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
+
+
 @main.command()
-@click.option("--soc", required=True)
+@click.option("--soc", required=True, help=_SOC_HELP)
 @click.argument("workload")
-@click.option("--schedulers", required=True, help="comma-separated scheduler names; ratios are to the first")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE")
-@click.option("--json", "json_path", default=None)
-@click.option("--quiet", is_flag=True)
-@click.option("--deterministic", is_flag=True)
+@click.option("--schedulers", required=True,
+              help="comma-separated scheduler names; ratios are to the first.  The workload's "
+                   "scheduler.options go to its own scheduler only, the others get their defaults")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help=_SET_HELP)
+@click.option("--json", "json_path", default=None, help=_JSON_HELP)
+@click.option("--quiet", is_flag=True, help=_QUIET_HELP)
+@click.option("--deterministic", is_flag=True, help=_DET_HELP)
 def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
     from socsim.api import compare as api_compare, dump_json
     from socsim.report.console import compare_table
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    _check_outputs(json=json_path)
     prog = _Progress("compare", enabled=not quiet and json_path != "-")
     try:
         runs = api_compare(soc, workload, names, overrides=list(sets), deterministic=deterministic,
@@ -206,28 +249,54 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
 
 
 @main.command()
-@click.option("--soc", required=True, help="comma-separated SoC names (a fleet of phones)")
+@click.option("--soc", required=True, help="comma-separated SoC names or spec paths (a fleet of phones)")
 @click.argument("workload")
-@click.option("--schedulers", default=None, help="comma-separated scheduler names")
+@click.option("--schedulers", default=None,
+              help="comma-separated scheduler names (default: the workload's).  The workload's "
+                   "scheduler.options go to its own scheduler only, the others get their defaults")
 @click.option("--grid", multiple=True, metavar="KEY=V1,V2", help="sweep a workload field over values")
 @click.option("--jobs", type=int, default=1, show_default=True, help="parallel processes")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
-@click.option("--json", "json_path", default=None)
-@click.option("--quiet", is_flag=True)
-@click.option("--deterministic", is_flag=True)
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local process pool, or Ray (install the extra from the socsim checkout: "
+                   "pip install -e \".[ray]\")")
+@click.option("--json", "json_path", default=None, help=_JSON_HELP)
+@click.option("--quiet", is_flag=True, help=_QUIET_HELP)
+@click.option("--deterministic", is_flag=True, help=_DET_HELP)
 def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic):
     """Run WORKLOAD over SoCs x schedulers x --grid values (process pool, or Ray)."""
-    from socsim.api import dump_json
+    from socsim.api import dump_json, prepare
     from socsim.report.console import sweep_table
-    from socsim.sweep import parse_grid, sweep as do_sweep
+    from socsim.spec import load_soc
+    from socsim.sweep import parse_grid, points, sweep as do_sweep
 
     if jobs < 1:
         raise InputError("must be at least 1", field="--jobs", value=jobs)
+    if backend == "ray":
+        import importlib.util
+        if importlib.util.find_spec("ray") is None:
+            # not "pip install socsim": an unrelated project owns that name on PyPI
+            raise InputError('Ray is not installed; install socsim\'s ray extra from the socsim checkout: '
+                             'pip install -e ".[ray]"', field="--backend", value="ray")
     socs = [s.strip() for s in soc.split(",") if s.strip()]
-    scheds = [s.strip() for s in schedulers.split(",")] if schedulers else None
+    if not socs:
+        raise InputError("no SoC given", field="--soc", value=soc)
+    scheds = [s.strip() for s in schedulers.split(",") if s.strip()] if schedulers else None
+    if schedulers is not None and not scheds:
+        raise InputError("no schedulers given", field="--schedulers", value=schedulers)
+    grid_values = parse_grid(list(grid))
+    _check_outputs(json=json_path)
+    # every SoC, scheduler (with its options) and grid value is checked before the first run
+    for s in socs:
+        load_soc(s)
+    seen = set()
+    for p in points(socs[:1], scheds or [None], grid_values):
+        if (p.scheduler, p.overrides) not in seen:
+            seen.add((p.scheduler, p.overrides))
+            prepare(workload, overrides=dict(p.overrides), scheduler=p.scheduler, set_label="--grid",
+                    scheduler_label="--schedulers")
     prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5)
     try:
-        rows = do_sweep(workload, socs, scheds, parse_grid(list(grid)), jobs, backend, deterministic, prog)
+        rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog)
     finally:
         prog.close()
     if json_path:
@@ -246,7 +315,7 @@ def report(run_dir):
     if not (d / "summary.json").exists():
         raise InputError("not a socsim run directory (no summary.json)", field="RUN_DIR", value=run_dir)
     for p in write_reports(d):
-        out_console.print(f"wrote {p}")
+        out_console.print(escape(f"wrote {p}"))
 
 
 @main.command("list")
@@ -259,26 +328,45 @@ def list_cmd(what):
 
 @main.command()
 @click.argument("file")
-def validate(file):
-    """Check a SoC spec or a workload YAML; prints what it is or the first error."""
+@click.option("--soc", default=None,
+              help="also plan the workload on this SoC (name or spec path), as run would before its "
+                   "first batch: catches errors that depend on the SoC")
+def validate(file, soc):
+    """Check a SoC spec or a workload YAML; prints what it is or the first error.
+
+    With --soc, a workload is also planned on that SoC (scheduler resolved, training graph built,
+    the scheduler's plan made and checked against the SoC, no batch run).
+    """
     from socsim.spec import load_soc, load_workload
     from socsim.spec.loader import load_yaml
 
     data, _ = load_yaml(file)
     if isinstance(data, dict) and "cpu" in data and "thermal" in data:
+        if soc is not None:
+            raise InputError("--soc applies to workloads; this file is a SoC spec", field="--soc", value=soc)
         spec = load_soc(file)
-        out_console.print(f"ok: SoC spec {spec.name} ({spec.marketing_name}), "
-                          f"{spec.cpu.core_count} cores in {len(spec.cpu.clusters)} clusters"
-                          + (f", {spec.dsp.name}" if spec.dsp else "") + (f", {spec.gpu.name}" if spec.gpu else ""))
+        out_console.print(escape(f"ok: SoC spec {spec.name} ({spec.marketing_name}), "
+                                 f"{spec.cpu.core_count} cores in {len(spec.cpu.clusters)} clusters"
+                                 + (f", {spec.dsp.name}" if spec.dsp else "")
+                                 + (f", {spec.gpu.name}" if spec.gpu else "")))
         return
-    wl = load_workload(file)
+    if soc is not None:
+        load_soc(soc)  # an unknown SoC is reported before the workload's own errors
+    from socsim.api import prepare
     from socsim.engine.context import build_graph
+    wl = load_workload(file)
     g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision, file)
-    from socsim.sched.registry import create
-    create(wl.scheduler.name, wl.scheduler.options, file=file)
-    out_console.print(f"ok: workload {wl.name}: {wl.model} {wl.input} batch {wl.batch_size}, "
-                      f"{wl.total_batches} batches, {wl.precision}, scheduler {wl.scheduler.name}; "
-                      f"{len(g.ops)} ops per batch, {g.total_macs / 1e9:.2f} G MACs")
+    prepare(file)  # the scheduler and its options (errors with the line of the option)
+    msg = (f"ok: workload {wl.name}: {wl.model} {wl.input} batch {wl.batch_size}, "
+           f"{wl.total_batches} batches, {wl.precision}, scheduler {wl.scheduler.name}; "
+           f"{len(g.ops)} ops per batch, {g.total_macs / 1e9:.2f} G MACs")
+    if soc is not None:
+        from socsim.api import check_plan
+        info = check_plan(soc, file)
+        ops = info["ops"]
+        msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, cpu {ops['cpu']} / dsp {ops['dsp']} / "
+                f"gpu {ops['gpu']} ops, cores {info['cpu_cores']}")
+    out_console.print(escape(msg))
 
 
 if __name__ == "__main__":  # pragma: no cover

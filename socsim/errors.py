@@ -1,7 +1,8 @@
 """Errors socsim reports to users.
 
 :class:`InputError` is bad input (exit code 2): it names the file, the field (dotted path), the
-value and, where known, the line.  Anything else escaping the CLI is an internal error (exit 1).
+value and, where the YAML has one, the line (a value from ``--set`` is marked "(from --set)").
+Anything else escaping the CLI is an internal error (exit 1).
 """
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ class InputError(ValueError):
     """Bad input from the user: a file, a field, a value, and what is wrong with it."""
 
     def __init__(self, message: str, *, file: str | None = None, field: str | None = None,
-                 value: object = None, line: int | None = None) -> None:
+                 value: object = None, line: int | None = None, origin: str | None = None) -> None:
         self.message = message
+        self.origin = origin  # "--set" when the field's value came from a --set override
         self.file = file
         self.field = field
         self.value = value
@@ -23,10 +25,11 @@ class InputError(ValueError):
         if self.file:
             where.append(f"{self.file}" + (f":{self.line}" if self.line else ""))
         if self.field:
-            where.append(f"field '{self.field}'")
+            where.append(f"field '{self.field}'" + (f" (from {self.origin})" if self.origin else ""))
         if self.value is not None:
             v = repr(self.value)
-            where.append(f"value {v if len(v) < 80 else v[:77] + '...'}")
+            limit = 400 if isinstance(self.value, str) else 80  # a path is shown whole, a big list is cut
+            where.append(f"value {v if len(v) < limit else v[:limit - 3] + '...'}")
         head = ", ".join(where)
         return f"{head}: {self.message}" if head else self.message
 

@@ -1,8 +1,10 @@
 """Console tables (rich) for summaries, comparisons, single ops and listings."""
 from __future__ import annotations
 
+from math import floor, log10
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -14,33 +16,67 @@ def _fmt_bytes(n: float) -> str:
     return str(n)
 
 
-def summary_table(s: dict[str, Any]) -> Table:
-    t = Table(title=f"socsim: {s['workload']} on {s['soc']} ({s['scheduler']})", show_header=False)
+def _sig(x: float, digits: int = 3) -> str:
+    """``x`` with ``digits`` significant digits, no exponent (12.3, 1.23, 0.0123; 1234 stays 1234)."""
+    if x == 0 or x != x:
+        return f"{x:g}"
+    decimals = max(0, digits - 1 - int(floor(log10(abs(x)))))
+    return f"{x:.{decimals}f}"
+
+
+def fmt_energy(j: float) -> str:
+    """Joules with adaptive precision: 3 significant digits, in mJ below 0.1 J."""
+    if abs(j) < 0.1 and j != 0:
+        return f"{_sig(j * 1e3)} mJ"
+    return f"{_sig(j)} J"
+
+
+def fmt_time(s: float) -> str:
+    """Seconds as ms with adaptive precision (3 significant digits below 100 ms)."""
+    ms = s * 1e3
+    return f"{ms:.1f} ms" if abs(ms) >= 100 else f"{_sig(ms)} ms"
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table:
+    """The run's summary.  ``deterministic``: the run reported no wall time (None: infer from a
+    ``wall_time_s`` of 0)."""
+    t = Table(title=escape(f"socsim: {s['workload']} on {s['soc']} ({s['scheduler']})"), show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
     pb = s["per_batch"]
     e = s["energy_j"]
     t.add_row("batches", f"{s['batches']}  (batch size {s.get('batch_size', '?')}, {s.get('precision', '')})")
+    stop = (s.get("engine") or {}).get("stop_reason")
+    if stop:
+        t.add_row("stopped early", escape(f"after {_plural(s['batches'], 'batch', 'batches')}: "
+                                          f"{stop}"), style="yellow")
     t.add_row("simulated time", f"{s['sim_time_s']:.3f} s")
-    t.add_row("per batch", f"{pb['time_s'] * 1e3:.2f} ms, {pb['energy_j']:.3f} J")
-    t.add_row("energy (phone)", f"{e['total']:.2f} J  (training {e['training']:.2f} J)")
-    t.add_row("energy by rail", ", ".join(f"{k} {v:.2f}" for k, v in e["rails"].items()))
+    t.add_row("per batch", f"{fmt_time(pb['time_s'])}, {fmt_energy(pb['energy_j'])}")
+    t.add_row("energy (phone)", f"{fmt_energy(e['total'])}  (training {fmt_energy(e['training'])})")
+    scale, unit = (1e3, "mJ") if abs(e["total"]) < 0.1 else (1.0, "J")
+    t.add_row("energy by rail", ", ".join(f"{k} {_sig(v * scale)}" for k, v in e["rails"].items()) + f" ({unit})")
     th = s["thermal"]
     t.add_row("temperature", f"peak {th['peak_c']:.1f} C, final {th['final_c']:.1f} C"
               + (f", throttled {th['time_throttled_s']:.1f} s" if th.get("time_throttled_s") else ""))
     p = s["placement"]
     t.add_row("placement", f"cpu {p['cpu_ops']} / dsp {p['dsp_ops']} / gpu {p['gpu_ops']} ops per batch, "
-              f"{p['switches']} switches; cores {p.get('cpu_cores')}")
+              f"{_plural(p['switches'], 'switch', 'switches')}; cores {p.get('cpu_cores')}")
     t.add_row("peak memory", _fmt_bytes(s["memory"]["peak_bytes"]))
     for fg in s.get("foreground", []):
-        t.add_row(f"foreground {fg['name']}", f"cores {fg['cores']}: throughput loss "
+        t.add_row(escape(f"foreground {fg['name']}"), f"cores {fg['cores']}: throughput loss "
                   f"{100 * fg['throughput_loss']:.1f}% over {fg['window_simulated_s']:.1f} s")
-    t.add_row("wall time", f"{s['wall_time_s']:.2f} s")
+    if deterministic is None:
+        deterministic = s.get("wall_time_s") == 0
+    t.add_row("wall time", "not measured (--deterministic)" if deterministic else f"{s['wall_time_s']:.2f} s")
     return t
 
 
 def compare_table(runs: list[dict[str, Any]]) -> Table:
-    t = Table(title=f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}")
+    t = Table(title=escape(f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}"))
     fg = any(s.get("foreground") for s in runs)
     for col in ("scheduler", "time/batch", "x first", "energy/batch", "x first", "peak mem", "peak C",
                 "cpu/dsp/gpu ops", "switches") + (("fg loss",) if fg else ()):
@@ -50,8 +86,8 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
     for s in runs:
         pb = s["per_batch"]
         p = s["placement"]
-        t.add_row(s["scheduler"], f"{pb['time_s'] * 1e3:.1f} ms", f"{pb['time_s'] / t0:.2f}",
-                  f"{pb['energy_j']:.2f} J", f"{pb['energy_j'] / e0:.2f}",
+        t.add_row(escape(s["scheduler"]), fmt_time(pb["time_s"]), f"{pb['time_s'] / t0:.2f}",
+                  fmt_energy(pb["energy_j"]), f"{pb['energy_j'] / e0:.2f}",
                   _fmt_bytes(s["memory"]["peak_bytes"]), f"{s['thermal']['peak_c']:.1f}",
                   f"{p['cpu_ops']}/{p['dsp_ops']}/{p['gpu_ops']}", str(p["switches"]),
                   *((_fg_loss(s),) if fg else ()))
@@ -72,14 +108,14 @@ def sweep_table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(col)
     for r in rows:
         s, p = r["summary"], r["point"]
-        t.add_row(p["soc"], s["scheduler"], " ".join(f"{k}={v}" for k, v in p["set"].items()),
-                  f"{s['per_batch']['time_s'] * 1e3:.1f} ms", f"{s['per_batch']['energy_j']:.3f} J",
+        t.add_row(escape(p["soc"]), escape(s["scheduler"]), escape(" ".join(f"{k}={v}" for k, v in p["set"].items())),
+                  fmt_time(s["per_batch"]["time_s"]), fmt_energy(s["per_batch"]["energy_j"]),
                   f"{s['thermal']['peak_c']:.1f}", _fmt_bytes(s["memory"]["peak_bytes"]))
     return t
 
 
 def op_table(r: dict[str, Any]) -> Table:
-    t = Table(title=f"{r['kind']} on {r['unit']} of {r['soc']}", show_header=False)
+    t = Table(title=escape(f"{r['kind']} on {r['unit']} of {r['soc']}"), show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
     for k, v in r.items():
@@ -89,7 +125,7 @@ def op_table(r: dict[str, Any]) -> Table:
             v = f"{v:.6g}"
         elif isinstance(v, dict):
             v = ", ".join(f"{a}={b:.4g}" if isinstance(b, float) else f"{a}={b}" for a, b in v.items())
-        t.add_row(k, str(v))
+        t.add_row(escape(str(k)), escape(str(v)))
     return t
 
 
@@ -107,7 +143,8 @@ def listing(what: str) -> Table:
         from socsim.sched.registry import discover
         t = Table("name", "status", "description / error", "target")
         for name, e in discover().items():
-            t.add_row(name, "ok" if e.cls else "[red]broken[/]", e.description if e.cls else e.error, e.target)
+            t.add_row(escape(name), "ok" if e.cls else "[red]broken[/]",
+                      escape(str(e.description if e.cls else e.error)), escape(e.target))
         return t
     if what == "models":
         from socsim.workload.zoo import list_models
@@ -127,9 +164,10 @@ def listing(what: str) -> Table:
         for p in sorted(workloads_dir().glob("*.yaml")):
             try:
                 w = load_workload(p)
-                t.add_row(p.name, w.model, str(w.batch_size), w.precision, w.scheduler.name, w.description)
+                t.add_row(escape(p.name), escape(w.model), str(w.batch_size), w.precision,
+                          escape(w.scheduler.name), escape(w.description))
             except Exception as e:  # a broken file is listed, not fatal
-                t.add_row(p.name, "-", "-", "-", "-", f"[red]{e}[/]")
+                t.add_row(escape(p.name), "-", "-", "-", "-", f"[red]{escape(str(e))}[/]")
         return t
     if what == "instructions":
         from isa.hvx import list_instructions

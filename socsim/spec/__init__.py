@@ -9,12 +9,12 @@ from typing import Any
 import yaml
 
 from socsim.errors import InputError
-from socsim.spec.loader import load_yaml, validate, validation_to_input_error
+from socsim.spec.loader import Origins, load_yaml, validate, validation_to_input_error
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
 __all__ = ["SocSpec", "Workload", "load_soc", "load_workload", "list_socs", "soc_specs_dir",
-           "apply_overrides", "workloads_dir"]
+           "apply_overrides", "prepare_workload_data", "workloads_dir", "Origins"]
 
 
 def _repo_dir(name: str) -> Path:
@@ -70,11 +70,23 @@ def apply_overrides(data: dict, overrides: list[str] | dict[str, Any], file: str
     A path must name a field of the workload schema (``batch_size``, ``cpu.cores``,
     ``scheduler.options.x``); values are parsed as YAML scalars.
     """
-    data = copy.deepcopy(data)
+    return _apply(data, _items(overrides), file)[0]
+
+
+def _items(overrides: list[str] | dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """``--set`` strings or a {dotted path: value} dict as (path, parsed value) pairs."""
+    if not overrides:
+        return []
     items = overrides.items() if isinstance(overrides, dict) else [_split(o) for o in overrides]
+    return [(k, _parse_scalar(v) if isinstance(v, str) else v) for k, v in items]
+
+
+def _apply(data: dict, items: list[tuple[str, Any]], file: str = "--set",
+           labels: dict[str, str] | None = None) -> tuple[dict, dict[tuple, str]]:
+    """Apply parsed overrides; returns the new data and {path set: where it came from}."""
+    data = copy.deepcopy(data)
+    paths: dict[tuple, str] = {}
     for key, value in items:
-        if isinstance(value, str):
-            value = _parse_scalar(value)
         parts = key.split(".")
         _check_path(parts, key)
         cur = data
@@ -86,7 +98,46 @@ def apply_overrides(data: dict, overrides: list[str] | dict[str, Any], file: str
                 raise InputError(f"cannot set a sub-field of a {type(nxt).__name__}", field=key, file=file)
             cur = nxt
         cur[parts[-1]] = value
-    return data
+        paths[tuple(parts)] = (labels or {}).get(key, file)
+    return data, paths
+
+
+DEFAULT_SCHEDULER = "mnn-fp32"
+
+
+def _scheduler_name(data: Any) -> Any:
+    """The scheduler name a workload mapping selects (the schema default when it names none)."""
+    ref = data.get("scheduler") if isinstance(data, dict) else None
+    if ref is None:
+        return DEFAULT_SCHEDULER
+    return ref.get("name", DEFAULT_SCHEDULER) if isinstance(ref, dict) else None
+
+
+def prepare_workload_data(data: dict, overrides: list[str] | dict[str, Any] | None = None,
+                          scheduler: str | None = None, *, set_label: str = "--set",
+                          scheduler_label: str = "--scheduler") -> tuple[dict, dict[tuple, str]]:
+    """Apply ``--set`` overrides and a ``--scheduler`` choice to a workload mapping.
+
+    The file's ``scheduler.options`` belong to the file's ``scheduler.name``: when the scheduler
+    that will run (``scheduler``, else a ``--set scheduler.name=...``) is a different one, the
+    file's options are dropped and that scheduler starts from its defaults.  Options given with
+    ``--set scheduler.options.k=v`` always apply to the scheduler that runs.  Returns the data and
+    {path: option that set it} for the overridden paths (their errors say "from --set").
+    """
+    items = _items(overrides)
+    labels: dict[str, str] = {}
+    if scheduler:
+        items = [(k, v) for k, v in items if k != "scheduler.name"] + [("scheduler.name", scheduler)]
+        labels["scheduler.name"] = scheduler_label
+    out, paths = _apply(data, items, set_label, labels)
+    file_name = _scheduler_name(data)
+    ref = data.get("scheduler") if isinstance(data, dict) else None
+    if (file_name is not None and _scheduler_name(out) != file_name and isinstance(ref, dict)
+            and "options" in ref):
+        base = copy.deepcopy(data)
+        del base["scheduler"]["options"]
+        out, paths = _apply(base, items, set_label, labels)
+    return out, paths
 
 
 def _split(item: str) -> tuple[str, str]:
@@ -138,21 +189,43 @@ def _is_mapping(ann: Any) -> bool:
     return any(_is_mapping(a) for a in get_args(ann))
 
 
-def load_workload(path: str | Path, overrides: list[str] | dict | None = None) -> Workload:
-    """Load and validate a workload YAML, applying ``--set`` overrides first."""
+def load_workload(path: str | Path, overrides: list[str] | dict | None = None, *,
+                  scheduler: str | None = None) -> Workload:
+    """Load and validate a workload YAML, applying ``--set`` overrides first.
+
+    ``scheduler``: run this scheduler instead of the file's (see :func:`prepare_workload_data`
+    for what happens to the file's ``scheduler.options``).
+    """
+    return load_workload_located(path, overrides, scheduler=scheduler)[0]
+
+
+def load_workload_located(path: str | Path, overrides: list[str] | dict | None = None, *,
+                          scheduler: str | None = None, **labels: str) -> tuple[Workload, Origins]:
+    """:func:`load_workload`, plus where each field came from (file line or ``--set``)."""
     path = str(path)
     data, lines = load_yaml(path)
     if not isinstance(data, dict):
         raise InputError("expected a mapping at the top level", file=path, line=1)
-    if overrides:
-        data = apply_overrides(data, overrides)
-    return validate(Workload, data, path, lines)
+    data, set_paths = prepare_workload_data(data, overrides, scheduler, **labels)
+    origins = Origins(path, lines, set_paths)
+    return validate(Workload, data, path, lines, origins=origins), origins
 
 
-def workload_from_dict(data: dict, name: str = "<workload>") -> Workload:
+def workload_from_dict(data: dict, name: str = "<workload>", *, overrides: list[str] | dict | None = None,
+                       scheduler: str | None = None) -> Workload:
+    return workload_from_dict_located(data, name, overrides=overrides, scheduler=scheduler)[0]
+
+
+def workload_from_dict_located(data: dict, name: str = "<workload>", *,
+                               overrides: list[str] | dict | None = None,
+                               scheduler: str | None = None, **labels: str) -> tuple[Workload, Origins]:
     from pydantic import ValidationError
 
+    if not isinstance(data, dict):
+        raise InputError(f"expected a mapping, got {type(data).__name__}", file=name)
+    data, set_paths = prepare_workload_data(data, overrides, scheduler, **labels)
+    origins = Origins(name, None, set_paths)
     try:
-        return Workload.model_validate(data)
+        return Workload.model_validate(data), origins
     except ValidationError as e:
-        raise validation_to_input_error(e, data, name, None) from None
+        raise validation_to_input_error(e, data, name, None, origins=origins) from None

@@ -1,7 +1,8 @@
 """YAML loading with line numbers, and pydantic validation errors turned into InputErrors.
 
 Errors name the file, the dotted field path, the offending value and the line where the
-value (or, for a missing key, its parent mapping) appears.
+value (or, for a missing key, its parent mapping) appears; a value given by a ``--set`` override
+has no line in the file, so its error says "(from --set)" instead.
 """
 from __future__ import annotations
 
@@ -104,8 +105,70 @@ def _value_at(data: Any, loc: tuple) -> Any:
     return cur
 
 
+class Origins:
+    """Where the fields of a loaded workload came from: the file's lines, or the command-line
+    option (``--set``, ``--scheduler``) that set them."""
+
+    def __init__(self, file: str, lines: _Lines | None, set_paths: dict[tuple, str] | None = None) -> None:
+        self.file = file
+        self.lines = lines
+        self.set_paths = dict(set_paths or {})
+
+    def origin(self, loc: tuple) -> str | None:
+        """The option that gave (or created) the value at ``loc``; None when it is the file's."""
+        loc = tuple(loc)
+        for p, label in self.set_paths.items():
+            if loc[:len(p)] == p:
+                return label
+        # a mapping that exists only because an override created a key inside it
+        if loc and self.lines is not None and loc not in self.lines.lines:
+            for p, label in self.set_paths.items():
+                if p[:len(loc)] == loc:
+                    return label
+        return None
+
+    def line(self, loc: tuple) -> int | None:
+        """The file's line for ``loc`` (or its nearest parent below the top level)."""
+        if self.lines is None or self.origin(loc):
+            return None
+        for i in range(len(loc), 0, -1):
+            line = self.lines.lines.get(tuple(loc[:i]))
+            if line is not None:
+                return line
+        return None
+
+    def locate(self, e: InputError) -> InputError:
+        """``e`` with the line of its field, or with the option its value came from."""
+        if not e.field or e.line is not None or e.origin or e.file not in (None, self.file):
+            return e
+        loc = parse_field(e.field)
+        if not loc:
+            return e
+        origin = self.origin(loc)
+        line = None if origin else self.line(loc)
+        if origin is None and line is None:
+            return e
+        return type(e)(e.message, file=e.file, field=e.field, value=e.value, line=line, origin=origin)
+
+
+def parse_field(field: str) -> tuple | None:
+    """``"environment.foreground_load[1].cores"`` or ``"a.1.b"`` -> ("environment", ..., 1, "cores")."""
+    import re
+
+    out: list = []
+    for part in field.split("."):
+        m = re.fullmatch(r"([^\[\]]*)((?:\[\d+\])*)", part)
+        if m is None:
+            return None
+        name, idx = m.group(1), m.group(2)
+        if name:
+            out.append(int(name) if name.isdigit() else name)
+        out.extend(int(i) for i in re.findall(r"\d+", idx))
+    return tuple(out)
+
+
 def validate(model: type[M], data: Any, file: str, lines: _Lines | None = None,
-             prefix: tuple = ()) -> M:
+             prefix: tuple = (), origins: Origins | None = None) -> M:
     """Validate ``data`` against ``model``; the first error becomes an InputError."""
     if not isinstance(data, dict):
         raise InputError(f"expected a mapping at the top level, got {type(data).__name__}",
@@ -113,14 +176,12 @@ def validate(model: type[M], data: Any, file: str, lines: _Lines | None = None,
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise validation_to_input_error(e, data, file, lines, prefix) from None
+        raise validation_to_input_error(e, data, file, lines, prefix, origins=origins) from None
 
 
-def validation_to_input_error(e: ValidationError, data: Any, file: str,
-                              lines: _Lines | None, prefix: tuple = ()) -> InputError:
-    err = e.errors()[0]
+def _clean_loc(err: dict, data: Any) -> tuple:
+    """The error's location as data keys: pydantic puts union member type names into loc."""
     loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tagged-union"))))
-    # pydantic puts the union member type names into loc; drop the ones that aren't data keys
     clean: list = []
     cur = data
     for x in loc:
@@ -132,7 +193,21 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
             cur = cur[x]
         elif err["type"] in ("missing", "extra_forbidden") and x == loc[-1]:
             clean.append(x)
-    loc = tuple(clean)
+    return tuple(clean)
+
+
+def validation_to_input_error(e: ValidationError, data: Any, file: str,
+                              lines: _Lines | None, prefix: tuple = (),
+                              origins: Origins | None = None) -> InputError:
+    errors = e.errors()
+    err, loc = errors[0], _clean_loc(errors[0], data)
+    # A value that fits no member of a union (``memory_budget_mb: float | list[...]``) gives one
+    # error per member; the deepest one inside the same field names what is actually wrong (the
+    # list element ``memory_budget_mb.1.mb``, not "Input should be a valid number" for the list).
+    for other in errors[1:]:
+        oloc = _clean_loc(other, data)
+        if len(oloc) > len(loc) and oloc[:len(loc)] == loc and loc:
+            err, loc = other, oloc
     field = ".".join(str(x) for x in prefix + loc) or "(top level)"
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -142,5 +217,8 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
     else:
         msg = err["msg"]
     value = None if kind == "missing" else _value_at(data, loc)
+    origin = origins.origin(loc) if origins is not None else None
+    if origin:
+        return InputError(msg, file=file, field=field, value=value, origin=origin)
     line = lines.nearest(loc) if lines else None
     return InputError(msg, file=file, field=field, value=value, line=line)

@@ -116,7 +116,7 @@ class Workload(StrictModel):
     dsp: DspSettings = Field(default_factory=DspSettings)
     environment: Environment = Field(default_factory=Environment)
     output: Output = Field(default_factory=Output)
-    seed: int = 0
+    seed: int = Field(0, ge=0, lt=2**63, description="seeds the run's random generator")
     description: str = ""
 
     @model_validator(mode="after")

@@ -74,7 +74,7 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
         try:
             import ray
         except ImportError:
-            raise InputError("Ray is not installed (pip install 'socsim[ray]')", field="--backend",
+            raise InputError('Ray is not installed (from the socsim checkout: pip install -e ".[ray]")', field="--backend",
                              value="ray") from None
         ray.init(ignore_reinit_error=True, include_dashboard=False)
         remote = ray.remote(_run_point)

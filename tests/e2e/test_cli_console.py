@@ -1,0 +1,86 @@
+"""The console tables: a run that stopped early says why, --deterministic does not claim a wall
+time of 0.00 s, counts agree with their nouns, small energies keep their digits."""
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+from rich.console import Console
+
+from socsim.cli import main
+from socsim.report.console import compare_table, fmt_energy, summary_table
+
+LENET = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=3)
+
+
+def _wl(tmp_path: Path, **changes) -> Path:
+    p = tmp_path / "wl.yaml"
+    p.write_text(yaml.safe_dump({**LENET, **changes}, sort_keys=False))
+    return p
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), terminal_width=200)
+
+
+def _text(table) -> str:
+    c = Console(width=250, record=True, file=io.StringIO())
+    c.print(table)
+    return c.export_text()
+
+
+def test_stop_reason_is_shown(tmp_path):
+    """Swan stops when the phone is not charging (as `swan_resnet34.yaml --set environment.charging=false`)."""
+    p = _wl(tmp_path, scheduler={"name": "swan"}, environment={"charging": False})
+    js = tmp_path / "s.json"
+    r = invoke("run", "--soc", "sd865", str(p), "--json", str(js))
+    assert r.exit_code == 0, r.output
+    s = json.loads(js.read_text())
+    reason = s["engine"]["stop_reason"]
+    assert reason and s["batches"] < 3
+    assert "stopped early" in r.output and reason in r.output
+
+
+def test_no_stop_row_for_a_complete_run(tmp_path):
+    r = invoke("run", "--soc", "sd865", str(_wl(tmp_path)))
+    assert r.exit_code == 0, r.output
+    assert "stopped early" not in r.output
+
+
+def test_deterministic_run_shows_no_wall_time(tmp_path):
+    p = _wl(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(p), "--deterministic")
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if "wall time" in x)
+    assert "0.00 s" not in line and "deterministic" in line
+    r = invoke("run", "--soc", "sd865", str(p))
+    line = next(x for x in r.output.splitlines() if "wall time" in x)
+    assert "deterministic" not in line and " s" in line
+
+
+def _summary(tmp_path: Path) -> dict:
+    r = invoke("run", "--soc", "sd865", str(_wl(tmp_path)), "--json", "-")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
+
+
+def test_one_switch_is_singular(tmp_path):
+    s = _summary(tmp_path)
+    for n, want in ((1, "1 switch;"), (0, "0 switches;"), (12, "12 switches;")):
+        t = copy.deepcopy(s)
+        t["placement"]["switches"] = n
+        assert want in _text(summary_table(t))
+
+
+def test_small_energies_keep_three_significant_digits(tmp_path):
+    s = _summary(tmp_path)
+    a, b = copy.deepcopy(s), copy.deepcopy(s)
+    a["per_batch"]["energy_j"], b["per_batch"]["energy_j"] = 0.00571, 0.0123
+    text = _text(compare_table([a, b]))
+    assert "5.71 mJ" in text and "12.3 mJ" in text and "0.01 J" not in text
+    assert fmt_energy(20.526) == "20.5 J" and fmt_energy(0.567) == "0.567 J" and fmt_energy(0.0042) == "4.20 mJ"
+    assert "mJ" in _text(summary_table(s))  # LeNet's per-batch energy is a few mJ

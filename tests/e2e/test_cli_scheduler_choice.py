@@ -1,0 +1,145 @@
+"""Which options a scheduler chosen on the command line gets, and checking every scheduler of
+``compare``/``sweep`` before the first run.
+
+A workload's ``scheduler.options`` belong to its ``scheduler.name``: ``--scheduler``,
+``compare --schedulers`` and ``sweep --schedulers`` run any other scheduler with its defaults,
+while ``--set scheduler.options.k=v`` always applies to the scheduler that runs.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import socsim.api
+from socsim.api import prepare
+from socsim.cli import main
+
+LENET = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=2)
+
+
+def _wl(tmp_path: Path, **changes) -> Path:
+    p = tmp_path / "wl.yaml"
+    p.write_text(yaml.safe_dump({**LENET, **changes}, sort_keys=False))
+    return p
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _no_runs(monkeypatch):
+    """Make any simulation fail the test: a check must come before the first run."""
+    def boom(*a, **k):
+        raise AssertionError("a run started before all schedulers were checked")
+    monkeypatch.setattr(socsim.api, "run", boom)
+
+
+# -- the file's options go to the file's scheduler only ----------------------------------------
+
+def test_compare_gives_file_options_only_to_the_files_scheduler(tmp_path):
+    """The shape of `compare workloads/sage_resnet50.yaml --schedulers sage,mnn-fp32-gpu`."""
+    p = _wl(tmp_path, scheduler={"name": "sage", "options": {"strategy": "static-checkpoint", "mtp": 6}},
+            environment={"memory_budget_mb": 500})
+    out = tmp_path / "c.json"
+    r = invoke("compare", "--soc", "sd865", str(p), "--schedulers", "sage,mnn-fp32-gpu", "--json", str(out),
+               "--quiet", "--deterministic")
+    assert r.exit_code == 0, r.output
+    runs = json.loads(out.read_text())["runs"]
+    assert [s["scheduler"] for s in runs] == ["sage", "mnn-fp32-gpu"]
+    assert runs[0]["scheduler_info"]["strategy"] == "static-checkpoint"  # sage got the file's options
+    assert runs[0]["scheduler_info"]["mtp"] == 6
+
+
+def test_compare_composed_min_energy_and_its_base(tmp_path):
+    """The shape of `compare workloads/compose_mandheling_min_energy.yaml --schedulers mandheling,min-energy`."""
+    p = _wl(tmp_path, precision="niti", cpu={"cores": "big2"},
+            scheduler={"name": "min-energy", "options": {"base": {"name": "mandheling"}, "slack": 1.3}})
+    out = tmp_path / "c.json"
+    r = invoke("compare", "--soc", "sd865", str(p), "--schedulers", "mandheling,min-energy", "--json", str(out),
+               "--quiet", "--deterministic")
+    assert r.exit_code == 0, r.output
+    runs = json.loads(out.read_text())["runs"]
+    assert [s["scheduler"] for s in runs] == ["mandheling", "min-energy"]
+    # min-energy kept the file's base: it plans on top of Mandheling
+    assert runs[1]["placement"]["plans"][0].startswith("mandheling")
+
+
+def test_run_with_another_scheduler_ignores_the_files_options(tmp_path):
+    p = _wl(tmp_path, scheduler={"name": "sage", "options": {"strategy": "hybrid", "mtp": 6}})
+    r = invoke("run", "--soc", "sd865", str(p), "--scheduler", "mnn-fp32", "--json", "-")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["scheduler"] == "mnn-fp32"
+
+
+def test_options_from_set_apply_to_the_chosen_scheduler(tmp_path):
+    p = _wl(tmp_path)  # scheduler: the default mnn-fp32, no options
+    wl, _, sched, _ = prepare(str(p), overrides=["scheduler.options.slack=0.2"], scheduler="min-energy")
+    assert wl.scheduler.name == "min-energy" and sched.options.slack == 0.2
+    # through the CLI: a bad --set value reaches min-energy's options and is reported as from --set
+    r = invoke("run", "--soc", "sd865", str(p), "--scheduler", "min-energy", "--set", "scheduler.options.slack=-5",
+               "--quiet")
+    assert r.exit_code == 2, r.output
+    assert "scheduler.options.slack" in r.output and "(from --set)" in r.output and "-5" in r.output
+    r = invoke("run", "--soc", "sd865", str(p), "--scheduler", "min-energy", "--set", "scheduler.options.slack=1.2",
+               "--json", "-")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["scheduler"] == "min-energy"
+
+
+def test_file_options_kept_when_the_same_scheduler_is_named(tmp_path):
+    p = _wl(tmp_path, scheduler={"name": "min-energy", "options": {"slack": 1.7}})
+    assert prepare(str(p), scheduler="min-energy")[2].options.slack == 1.7
+    assert prepare(str(p))[2].options.slack == 1.7
+    # and a --set on top of the file's options wins for that option only
+    s = prepare(str(p), overrides={"scheduler.options.mode": "fixed"}, scheduler="min-energy")[2]
+    assert s.options.slack == 1.7 and s.options.mode == "fixed"
+
+
+# -- every scheduler checked before the first run ----------------------------------------------
+
+def test_compare_checks_every_scheduler_name_before_running(tmp_path, monkeypatch):
+    _no_runs(monkeypatch)
+    r = invoke("compare", "--soc", "sd865", str(_wl(tmp_path)), "--schedulers", "mnn-fp32,tflite-fp32,nosuch",
+               "--quiet")
+    assert r.exit_code == 2, r.output
+    assert "nosuch" in r.output and "scheduler.name" in r.output and "unknown scheduler" in r.output
+
+
+def test_compare_checks_every_schedulers_options_before_running(tmp_path, monkeypatch):
+    _no_runs(monkeypatch)
+    p = _wl(tmp_path, scheduler={"name": "sage", "options": {"strategy": "bogus"}})
+    r = invoke("compare", "--soc", "sd865", str(p), "--schedulers", "mnn-fp32,sage", "--quiet")
+    assert r.exit_code == 2, r.output
+    assert "scheduler.options.strategy" in r.output and "bogus" in r.output
+
+
+def test_compare_api_checks_before_running(tmp_path, monkeypatch):
+    _no_runs(monkeypatch)
+    with pytest.raises(socsim.api.InputError) as e:
+        socsim.api.compare("sd865", {**LENET}, ["mnn-fp32", "no-such-one"])
+    assert e.value.field == "scheduler.name" and e.value.value == "no-such-one"
+
+
+def test_sweep_checks_every_scheduler_and_grid_value_before_running(tmp_path, monkeypatch):
+    _no_runs(monkeypatch)
+    p = _wl(tmp_path)
+    r = invoke("sweep", "--soc", "sd865", str(p), "--schedulers", "mnn-fp32,nosuch", "--quiet")
+    assert r.exit_code == 2 and "nosuch" in r.output, r.output
+    r = invoke("sweep", "--soc", "sd865", str(p), "--grid", "batches=1,0", "--quiet")
+    assert r.exit_code == 2 and "batches" in r.output and "(from --grid)" in r.output, r.output
+
+
+def test_sweep_gives_file_options_only_to_the_files_scheduler(tmp_path):
+    p = _wl(tmp_path, scheduler={"name": "sage", "options": {"strategy": "static-checkpoint"}},
+            environment={"memory_budget_mb": 500})
+    out = tmp_path / "s.json"
+    r = invoke("sweep", "--soc", "sd865", str(p), "--schedulers", "sage,mnn-fp32", "--grid", "batches=1",
+               "--json", str(out), "--quiet")
+    assert r.exit_code == 0, r.output
+    pts = json.loads(out.read_text())["points"]
+    assert [x["summary"]["scheduler"] for x in pts] == ["sage", "mnn-fp32"]
+    assert pts[0]["summary"]["scheduler_info"]["strategy"] == "static-checkpoint"

@@ -1,0 +1,66 @@
+"""``socsim validate W.yaml --soc S``: also plans the workload on the SoC (no batch run), so
+errors that depend on the phone exit 2 from validate, as they would from run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+import socsim.engine.sim
+from socsim.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+LENET = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=2)
+
+
+def _wl(tmp_path: Path, **changes) -> Path:
+    p = tmp_path / "wl.yaml"
+    p.write_text(yaml.safe_dump({**LENET, **changes}, sort_keys=False))
+    return p
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+BAD_ON_SD865 = {
+    "foreground core the SoC lacks": (dict(environment={"foreground_load": {"cores": [12], "duration_s": 1}}),
+                                      ["environment.foreground_load", "12"]),
+    "sage budget below its minimum": (dict(scheduler={"name": "sage"}, environment={"memory_budget_mb": 0.5}),
+                                      ["environment.memory_budget_mb", "0.5", "minimum"]),
+    "cores the SoC lacks": (dict(cpu={"cores": [4, 9]}), ["cpu.cores"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ON_SD865))
+def test_soc_dependent_errors_exit_2_with_soc(tmp_path, case):
+    changes, needles = BAD_ON_SD865[case]
+    p = _wl(tmp_path, **changes)
+    assert invoke("validate", str(p)).exit_code == 0  # fine on its own...
+    r = invoke("validate", str(p), "--soc", "sd865")  # ...but not on this phone
+    assert r.exit_code == 2, r.output
+    assert "wl.yaml" in r.output and "internal error" not in r.output
+    for n in needles:
+        assert n in r.output, (n, r.output)
+    # and run agrees
+    r = invoke("run", "--soc", "sd865", str(p), "--quiet")
+    assert r.exit_code == 2, r.output
+
+
+def test_good_workload_plans_without_running(tmp_path, monkeypatch):
+    def no_batches(self):
+        raise AssertionError("validate --soc ran the simulation")
+    monkeypatch.setattr(socsim.engine.sim.Engine, "run", no_batches)
+    r = CliRunner().invoke(main, ["validate", str(ROOT / "workloads" / "quickstart.yaml"), "--soc", "sd865"],
+                           terminal_width=300)
+    assert r.exit_code == 0, r.output
+    assert "ok: workload" in r.output and "planned on sd865" in r.output
+
+
+def test_validate_soc_errors(tmp_path):
+    r = invoke("validate", str(_wl(tmp_path)), "--soc", "nosuch")
+    assert r.exit_code == 2 and "--soc" in r.output and "nosuch" in r.output
+    r = invoke("validate", str(ROOT / "soc_specs" / "sd865.yaml"), "--soc", "sd865")
+    assert r.exit_code == 2 and "--soc" in r.output
