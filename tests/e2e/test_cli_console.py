@@ -7,24 +7,19 @@ import io
 import json
 from pathlib import Path
 
-import yaml
-from click.testing import CliRunner
 from rich.console import Console
 
-from socsim.cli import main
 from socsim.report.console import compare_table, fmt_energy, summary_table
 
-LENET = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=3)
+import cli_helpers  # noqa: E402
 
 
 def _wl(tmp_path: Path, **changes) -> Path:
-    p = tmp_path / "wl.yaml"
-    p.write_text(yaml.safe_dump({**LENET, **changes}, sort_keys=False))
-    return p
+    return cli_helpers.write_workload(tmp_path, **{"batches": 3, **changes})
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(main, list(args), terminal_width=200)
+    return cli_helpers.invoke(*args, terminal_width=200)
 
 
 def _text(table) -> str:

@@ -5,24 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 import socsim.engine.sim
 from socsim.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-LENET = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=2)
-
-
-def _wl(tmp_path: Path, **changes) -> Path:
-    p = tmp_path / "wl.yaml"
-    p.write_text(yaml.safe_dump({**LENET, **changes}, sort_keys=False))
-    return p
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, list(args))
+from cli_helpers import invoke, write_workload as _wl  # noqa: E402
 
 
 BAD_ON_SD865 = {
