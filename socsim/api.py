@@ -249,14 +249,14 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
     on a SoC without one) raise InputError as they would at run time.  Returns a short description
     of the first plan.
     """
-    from socsim.engine.sim import Engine, _check_plan
+    from socsim.engine.sim import Engine, check_plan as check_plan_on_soc
 
     spec = _resolve_soc(soc)
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
     try:
         engine = Engine(spec, wl, sched, None, None, file=wl_file)
         plan = sched.plan(engine.pctx)
-        _check_plan(plan, spec)
+        check_plan_on_soc(plan, spec)
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
     units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}

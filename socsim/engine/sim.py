@@ -110,7 +110,7 @@ class Engine:
     def run(self) -> RunStats:
         wall0 = time.perf_counter()
         plan = self.scheduler.plan(self.pctx)
-        _check_plan(plan, self.soc)
+        check_plan(plan, self.soc)
         self.rctx.plan = plan
         self.stats.first_plan = plan
         if plan.label:
@@ -187,7 +187,7 @@ class Engine:
 
     def _apply(self, new_plan: Plan | None) -> None:
         if new_plan is not None and new_plan is not self._plan:
-            _check_plan(new_plan, self.soc)
+            check_plan(new_plan, self.soc)
             self._pending_plan = new_plan
 
     def _switch_plan(self, plan: Plan) -> None:
@@ -330,7 +330,8 @@ class Engine:
             self._apply(self.scheduler.on_memory_pressure(self.rctx, budget))
 
 
-def _check_plan(plan: Plan, soc: SocSpec) -> None:
+def check_plan(plan: Plan, soc: SocSpec) -> None:
+    """A plan the engine can run on ``soc``, or a ScheduleError (the engine and ``socsim validate --soc``)."""
     if not isinstance(plan, Plan):
         raise ScheduleError(f"scheduler returned {type(plan).__name__}, not a Plan", field="scheduler.name")
     if any(s.unit == "cpu" for s in plan.steps) and not plan.cpu_cores:
