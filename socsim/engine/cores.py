@@ -17,19 +17,23 @@ def little_cores(soc: SocSpec) -> list[int]:
 
 
 def resolve_cores(soc: SocSpec, spec: str | list[int] | tuple[int, ...], field: str = "cpu.cores") -> tuple[int, ...]:
-    """``big2`` -> (4, 5) on sd865; a list of ids is checked against the SoC.  Anything else
+    """``big2`` -> (4, 5) on sd865; a list of ids is checked against the SoC; a string of digits
+    names one core per digit as Swan writes its choices (``"456"`` -> (4, 5, 6)).  Anything else
     (an unknown name, ``big0``, an empty or repeating list) is an InputError naming ``field``."""
     all_ids = sorted(i for c in soc.cpu.clusters for i in c.core_ids)
+    shown = spec if isinstance(spec, str) else list(spec) if isinstance(spec, (list, tuple)) else spec
+    if isinstance(spec, str) and spec.isdigit():
+        spec = [int(ch) for ch in spec]
     if isinstance(spec, (list, tuple)):
         if not spec:
-            raise InputError("core list is empty", field=field, value=list(spec))
+            raise InputError("core list is empty", field=field, value=shown)
         if any(isinstance(c, bool) or not isinstance(c, int) for c in spec):
-            raise InputError("core ids must be integers", field=field, value=list(spec))
+            raise InputError("core ids must be integers", field=field, value=shown)
         if len(set(spec)) != len(spec):
-            raise InputError("core ids must be distinct", field=field, value=list(spec))
+            raise InputError("core ids must be distinct", field=field, value=shown)
         bad = [c for c in spec if c not in all_ids]
         if bad:
-            raise InputError(f"{soc.name} has cores {all_ids}", field=field, value=list(spec))
+            raise InputError(f"{soc.name} has cores {all_ids}", field=field, value=shown)
         return tuple(sorted(spec))
     if not isinstance(spec, str):
         raise InputError("a core set is a name (big2, little4, hybrid8, ...) or a list of core ids",
@@ -44,13 +48,13 @@ def resolve_cores(soc: SocSpec, spec: str | list[int] | tuple[int, ...], field: 
             if n > len(pool):
                 raise InputError(f"{soc.name} has only {len(pool)} {prefix} cores {pool}", field=field, value=spec)
             return tuple(pool[:n])
-    raise InputError("unknown core set; expected big<N>, little<N>, prime1, hybrid8, all or a list of core ids",
-                     field=field, value=spec)
+    raise InputError("unknown core set; expected big<N>, little<N>, prime1, hybrid8, all, a list of core ids "
+                     "or core ids as digits ('456')", field=field, value=spec)
 
 
 def is_core_set_name(spec: str) -> bool:
     """Whether ``spec`` is well-formed as a core-set name (whatever the SoC)."""
-    if spec in ("hybrid8", "all", "prime1"):
+    if spec in ("hybrid8", "all", "prime1") or spec.isdigit():
         return True
     for prefix in ("big", "little"):
         rest = spec[len(prefix):]

@@ -68,7 +68,7 @@ class MinEnergyOptions(BaseModel):
     def _core_sets(cls, v: list[str]) -> list[str]:
         for name in v:
             if not is_core_set_name(name):
-                raise ValueError(f"unknown core set {name!r}; expected big<N>, little<N>, prime1, hybrid8 or all")
+                raise ValueError(f"unknown core set {name!r}; expected big<N>, little<N>, prime1, hybrid8, all or core ids as digits ('456')")
         return v
 
 

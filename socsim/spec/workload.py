@@ -20,7 +20,8 @@ class SchedulerRef(StrictModel):
 class CpuSettings(StrictModel):
     """Which cores the job may use and how their frequency is governed.
 
-    ``cores``: a named set (big1|big2|big4|little1|little2|little4|hybrid8|...) or core ids.
+    ``cores``: a named set (big1|big2|big4|little1|little2|little4|hybrid8|...), core ids, or
+    core ids as a string of digits as Swan writes them ('456').
     ``freq``: for the userspace governor, max|mid|min or MHz, either one value for all clusters
     or a mapping cluster -> value.
     """
@@ -29,11 +30,24 @@ class CpuSettings(StrictModel):
     governor: Literal["performance", "powersave", "userspace", "schedutil"] = "schedutil"
     freq: str | float | dict[str, str | float] = "max"
 
+    @field_validator("cores", mode="before")
+    @classmethod
+    def _cores_number(cls, v):
+        # YAML reads `cores: 456` as a number (and `cores: 012` as octal 10): ask for quotes
+        if isinstance(v, int) and not isinstance(v, bool):
+            raise ValueError("core ids as digits must be quoted, e.g. '456' (YAML reads a bare 456 as a number and "
+                             "012 as octal 10), or give a list of core ids")
+        return v
+
     @field_validator("cores")
     @classmethod
     def _cores(cls, v):
-        if isinstance(v, str) and v not in CORE_SETS:
-            raise ValueError(f"unknown core set {v!r}; expected one of {', '.join(CORE_SETS)} or a list of core ids")
+        if isinstance(v, str) and v.isdigit():
+            if len(set(v)) != len(v):
+                raise ValueError(f"core ids must be distinct, got {v!r}")
+        elif isinstance(v, str) and v not in CORE_SETS:
+            raise ValueError(f"unknown core set {v!r}; expected one of {', '.join(CORE_SETS)}, "
+                             "a list of core ids or core ids as digits ('456')")
         if isinstance(v, list):
             if not v:
                 raise ValueError("core list is empty")

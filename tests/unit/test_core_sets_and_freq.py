@@ -19,17 +19,20 @@ def test_core_set_names_resolve():
     assert resolve_cores(SD855, "little4") == (0, 1, 2, 3)
     assert resolve_cores(SD855, "prime1") == (7,)
     assert resolve_cores(SD855, [5, 4]) == (4, 5)
+    assert resolve_cores(SD855, "456") == (4, 5, 6)      # Swan's way of writing a choice
+    assert resolve_cores(SD855, "0") == (0,)
 
 
-@pytest.mark.parametrize("spec", ["big9", "big0", "bigx", "big-1", "foo", "", [], [4, 4], [8], 4])
+@pytest.mark.parametrize("spec", ["big9", "big0", "bigx", "big-1", "foo", "", [], [4, 4], [8], 4, "4457", "459"])
 def test_bad_core_sets_are_input_errors_naming_the_given_field(spec):
     with pytest.raises(InputError) as e:
         resolve_cores(SD855, spec, field="scheduler.options.cpu_cores")
     assert e.value.field == "scheduler.options.cpu_cores"
+    assert e.value.value == (list(spec) if isinstance(spec, list) else spec)   # as the user wrote it
 
 
 def test_core_set_name_format():
-    assert all(is_core_set_name(n) for n in ("big1", "little6", "hybrid8", "prime1", "all"))
+    assert all(is_core_set_name(n) for n in ("big1", "little6", "hybrid8", "prime1", "all", "456"))
     assert not any(is_core_set_name(n) for n in ("big", "big0", "bigx", "little-2", "foo", "big4@high"))
 
 
@@ -61,3 +64,28 @@ def test_run_refuses_an_impossible_userspace_frequency():
     # one number for all clusters: clamped per cluster as intended
     s = socsim.run("sd855", WL, overrides={"cpu.freq": 2000, "cpu.cores": "big2"}).summary
     assert s["batches"] == 1
+
+
+@pytest.mark.parametrize("cores, ok", [("456", True), ("'456'", True), ("456", True), ("012", False), ("4457", False)])
+def test_workload_core_digits_must_be_quoted_strings(cores, ok):
+    """`cores: '456'` names cores 4, 5, 6; a bare 456 is a YAML number (012 even octal 10), so
+    it is refused with a hint rather than guessed at."""
+    from socsim.spec.workload import Workload
+    from pydantic import ValidationError
+    value = int(cores) if cores == "012" else cores.strip("'")
+    if ok:
+        assert Workload.model_validate({**WL, "cpu": {"cores": value}}).cpu.cores == value
+    else:
+        with pytest.raises(ValidationError, match="quoted|distinct"):
+            Workload.model_validate({**WL, "cpu": {"cores": value}})
+
+
+def test_bare_number_core_set_from_yaml_is_refused_with_a_hint(tmp_path):
+    from socsim.errors import InputError as IE
+    from socsim.spec import load_workload
+    f = tmp_path / "w.yaml"
+    f.write_text("name: t\nmodel: lenet\ninput: [1, 28, 28]\nnum_classes: 10\nbatch_size: 4\nbatches: 1\n"
+                 "cpu: {cores: 456}\n")
+    with pytest.raises(IE) as e:
+        load_workload(f)
+    assert e.value.field == "cpu.cores" and "quoted" in str(e.value)
