@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -29,7 +29,7 @@ from socsim.hw import fastrpc
 from socsim.sched.api import BaseScheduler, Plan, Step
 from socsim.sched.dp import co_schedule, placement_time
 from socsim.sched.profiling import crossing_bytes, governed_freqs, latencies, switch_costs
-from socsim.workload.costs import OpFactory, elems
+from socsim.workload.costs import OpFactory, elems, is_persistent
 from socsim.workload.niti import static_rescale
 from socsim.workload.niti_train import niti_scale_trace
 from socsim.workload.ops import Op
@@ -151,19 +151,20 @@ class Mandheling(BaseScheduler):
             freq = nxt
         steps: list[Step] = []
         memory: list[int] = []
-        regions: list[tuple[int, int]] = []   # (DSP steps, bytes) of each maximal DSP run
+        runs: list[tuple[int, int, int]] = []   # (first item, end item, DSP steps) of each maximal DSP run
         prev = "cpu"
-        for it, u in zip(items, units):
+        for i, (it, u) in enumerate(zip(items, units)):
             part = it.dsp_steps if u == "dsp" else it.cpu_steps
             steps.extend(part)
             memory.extend([mem_of.get(it.op.name, int(graph.peak_memory_bytes))] * len(part))
             if u == "dsp":
-                size = it.op.out_bytes + it.op.weight_bytes
                 if prev != "dsp":
-                    regions.append((0, crossing_bytes(it.op)))
-                n, b = regions[-1]
-                regions[-1] = (n + len(part), b + size)
+                    runs.append((i, i, 0))
+                first, _, n = runs[-1]
+                runs[-1] = (first, i + 1, n + len(part))
             prev = u
+        ops_order = [it.op for it in items]
+        regions = [(n, region_storage_bytes(ops_order, a, b)) for a, b, n in runs]   # (DSP steps, bytes)
         graph_bytes = sum(b for _, b in regions)
         prep: tuple[tuple[str, float], ...] = ()
         evicted: list[int] = []
@@ -369,6 +370,43 @@ def _padded(ctx, b: int) -> bool:
 
     dsp = ctx.soc.dsp
     return dsp is not None and padded_batch(b, dsp.batch_pad_to, ctx.workload.dsp.batch_padding) != b
+
+
+def region_storage_bytes(ops: Sequence[Op], start: int, end: int) -> int:
+    """DSP memory a prepared subgraph of ``ops[start:end]`` holds: its weights (Hexagon NN keeps
+    a graph's constants for the graph's life) plus the peak of its live tensors.  Hexagon NN's
+    prepare allocates a graph's tensors by liveness, not one buffer each: it inserts a free after
+    each tensor's last consumer and places the tensors first-fit in one bulk allocation sized to
+    the high-water mark (XiaoMi/nnlib ``hexagon/src/allocate.c``, ``allocate_graph_storage``;
+    fragmentation not modelled).  A tensor lives from its producer (a region input: from the
+    region's start) to its last reader in the region, or to the region's end if ops after the
+    region read it (it leaves as an output).  Parameter updates write in place (no tensor)."""
+    last_use: dict[str, int] = {}
+    index: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        index[op.name] = i
+        for t in op.inputs:
+            last_use[t] = i
+
+    def size(j: int) -> int:
+        return 0 if is_persistent(ops[j]) else ops[j].out_bytes
+
+    live: dict[str, int] = {}
+    ends: dict[str, int] = {}
+    for i in range(start, end):
+        for t in ops[i].inputs:
+            j = index.get(t)
+            if j is not None and j < start and t not in live:   # a region input
+                live[t] = size(j)
+                ends[t] = min(last_use[t], end - 1)
+    peak = sum(live.values())
+    for i in range(start, end):
+        live[ops[i].name] = size(i)
+        ends[ops[i].name] = min(max(last_use.get(ops[i].name, i), i), end - 1)
+        peak = max(peak, sum(live.values()))
+        for t in [t for t, e in ends.items() if e <= i]:
+            del live[t], ends[t]
+    return int(peak + sum(op.weight_bytes for op in ops[start:end]))
 
 
 def reprepared_regions(sizes: list[int], budget_bytes: int, batches: int = 4) -> list[int]:
