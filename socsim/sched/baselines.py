@@ -47,8 +47,9 @@ PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "
 # transposing raster into dW (MNN source, source/geometry/GeometryConv2DBackPropFilter.cpp), the
 # same commands on the OpenCL backend as on the CPU.  So MNN's GPU gradient convolutions pay the
 # backward slowdown measured for MNN's CPU kernels (socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN,
-# pub:training_vs_inference), which the GPU cost model (forward and backward alike at the spec's
-# efficiency, as a JIT-compiling framework such as Sage gets) does not include.
+# pub:training_vs_inference), which the GPU cost model does not include: it prices forward and
+# backward kernels at the spec's efficiency per MAC (as a JIT-compiling framework such as Sage
+# gets), and only their parallel work (socsim.hw.gpu.parallel_work) differs.
 MNN_GPU_GRAD_CONV_EFFICIENCY = 1.0 / BACKWARD_KERNEL_SLOWDOWN
 
 
