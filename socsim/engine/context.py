@@ -163,7 +163,12 @@ class PlanContext:
 
 @dataclass
 class RunContext:
-    """Live state handed to runtime hooks.  Read it; change the run by returning a Plan."""
+    """Live state handed to runtime hooks.  Read it; change the run by returning a Plan.
+
+    ``now_s`` is the time of what the hook reacts to: a batch's start or end, the governor poll
+    that crossed a trip (``on_thermal_trip``, whose ``temps_c`` are that poll's readings), a
+    memory-budget step, a foreground load starting or ending.  ``interference_cores`` are the
+    cores of every foreground load running at ``now_s`` (docs/plugins.md, section 3)."""
 
     plan_ctx: PlanContext
     now_s: float = 0.0

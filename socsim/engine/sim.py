@@ -13,6 +13,7 @@ identical batches replay its :class:`~socsim.engine.template.BatchTemplate` as o
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -28,7 +29,7 @@ from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.engine.cores import check_freq_setting, resolve_cores
 from socsim.errors import InputError, ScheduleError
 from socsim.report.events import NullRecorder, Recorder
-from socsim.sched.api import BatchRecord, InterferenceEvent, Plan
+from socsim.sched.api import BatchRecord, InterferenceEvent, Plan, Step, ThermalEvent
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
@@ -86,8 +87,10 @@ class Engine:
         self.rctx = RunContext(plan_ctx=self.pctx, charging=env_spec.charging)
         self.stats = RunStats()
         self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
-        self._interference: dict[int, float] = {}  # core -> foreground utilisation
+        self._interference: dict[int, float] = {}  # core -> foreground utilisation (of the active loads)
+        self._active_loads: list = []  # foreground loads running now, in start order
         self._pending_plan: Plan | None = None
+        self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
         self._config_changed = False  # the next batch pays a core-set / frequency switch
         self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
         self._freqs: dict[str, float] = {}
@@ -104,13 +107,19 @@ class Engine:
             except InputError as e:
                 raise InputError(e.message, file=file, field=e.field, value=e.value) from None
         self.acct = Accounting(soc, workload, self.walker, self.stats, self.recorder, self.rctx,
-                               lambda te: self._apply(self.scheduler.on_thermal_trip(self.rctx, te)))
+                               self._thermal_trip)
+
+    @property
+    def scheduler_name(self) -> str:
+        """The name the scheduler was selected by (for errors about its plans)."""
+        sched = getattr(self.workload, "scheduler", None)
+        return getattr(sched, "name", None) or str(getattr(self.scheduler, "name", "?"))
 
     # ------------------------------------------------------------------ the run
     def run(self) -> RunStats:
         wall0 = time.perf_counter()
         plan = self.scheduler.plan(self.pctx)
-        check_plan(plan, self.soc)
+        check_plan(plan, self.soc, scheduler=self.scheduler_name, hook="plan()")
         self.rctx.plan = plan
         self.stats.first_plan = plan
         if plan.label:
@@ -125,7 +134,15 @@ class Engine:
         if isinstance(budget_steps, list):
             self.env.process(self._budget_profile(budget_steps))
         done = self.env.process(self._training())
-        self.env.run(until=done)
+        try:
+            self.env.run(until=done)
+        except InputError as e:
+            # SimPy re-raises a failure of a process nobody waits for (a foreground load's or the
+            # memory budget's hook) as a copy made from its args: the original keeps the fields
+            cause = e.__cause__
+            if type(cause) is type(e):
+                raise cause from None
+            raise
         self.acct.final_sample(self.env.now, self.stats.peak_mem_bytes, self._freqs)
         self.stats.sim_time_s = self.env.now
         self.stats.final_c = float(self.acct.temps.max())
@@ -139,7 +156,7 @@ class Engine:
         for b in range(total):
             self.rctx.batch = b
             self.rctx.now_s = self.env.now
-            self._apply(self.scheduler.on_batch_start(self.rctx, b))
+            self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
             if self._pending_plan is not None:
                 self._switch_plan(self._pending_plan)
                 self._pending_plan = None
@@ -177,7 +194,7 @@ class Engine:
             self.recorder.batch(b, t0, tpl.duration_s, energy, plan.label)
             rec = BatchRecord(b, t0, tpl.duration_s, energy, plan.label, bool(self._interference))
             self.rctx.now_s = self.env.now
-            self._apply(self.scheduler.on_batch_end(self.rctx, b, rec))
+            self._apply(self.scheduler.on_batch_end(self.rctx, b, rec), "on_batch_end()")
             if self.progress is not None:
                 self.progress(b + 1, total)
             if self.rctx.stop_requested:
@@ -185,10 +202,24 @@ class Engine:
                 self.recorder.instant(self.env.now, "engine", "stop", st.stop_reason)
                 break
 
-    def _apply(self, new_plan: Plan | None) -> None:
+    def _apply(self, new_plan: Plan | None, hook: str) -> None:
         if new_plan is not None and new_plan is not self._plan:
-            check_plan(new_plan, self.soc)
+            if self._checked.get(id(new_plan)) is not new_plan:  # plans are reused: check each once
+                check_plan(new_plan, self.soc, scheduler=self.scheduler_name, hook=hook)
+                self._checked[id(new_plan)] = new_plan
             self._pending_plan = new_plan
+
+    def _thermal_trip(self, te: ThermalEvent) -> None:
+        """``on_thermal_trip`` at the governor's poll that crossed the trip: the context reads
+        the poll's time, the zone readings the governor just took (the tripping zone's is the
+        event's ``temp_c``; a zone not polled then keeps its last reading) and the new caps."""
+        self.rctx.now_s = te.t_s
+        temps = dict(self.rctx.temps_c)
+        for z, zs in zip(self.soc.thermal.zones, self.acct.gov_state.zones):
+            if z.name in temps and zs.last_temp_c is not None and abs(zs.last_poll_s - te.t_s) < 1e-9:
+                temps[z.name] = float(zs.last_temp_c)
+        self.rctx.temps_c = temps  # caps_mhz: the accounting has published the new caps
+        self._apply(self.scheduler.on_thermal_trip(self.rctx, te), "on_thermal_trip()")
 
     def _switch_plan(self, plan: Plan) -> None:
         old = self._plan
@@ -303,21 +334,29 @@ class Engine:
     def _foreground(self, load):
         env = self.env
         yield env.timeout(load.start_s)
-        for c in load.cores:
-            self._interference[c] = max(self._interference.get(c, 0.0), load.utilization)
-        self.rctx.interference_cores = tuple(sorted(self._interference))
+        self._active_loads.append(load)
+        self._update_interference()
         self.rctx.now_s = env.now
         self.recorder.instant(env.now, "engine", "foreground start", f"{load.name} cores={load.cores}")
         ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, True, load.name)
-        self._apply(self.scheduler.on_interference(self.rctx, ev))
+        self._apply(self.scheduler.on_interference(self.rctx, ev), "on_interference()")
         yield env.timeout(load.duration_s)
-        for c in load.cores:
-            self._interference.pop(c, None)
-        self.rctx.interference_cores = tuple(sorted(self._interference))
+        self._active_loads.remove(load)
+        self._update_interference()
         self.rctx.now_s = env.now
         self.recorder.instant(env.now, "engine", "foreground end", load.name)
         ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, False, load.name)
-        self._apply(self.scheduler.on_interference(self.rctx, ev))
+        self._apply(self.scheduler.on_interference(self.rctx, ev), "on_interference()")
+
+    def _update_interference(self) -> None:
+        """Per core, the highest utilisation of the foreground loads running on it now (recomputed
+        from every active load, so a load ending leaves the cores another load still uses)."""
+        inter: dict[int, float] = {}
+        for load in self._active_loads:
+            for c in load.cores:
+                inter[c] = max(inter.get(c, 0.0), load.utilization)
+        self._interference = inter
+        self.rctx.interference_cores = tuple(sorted(inter))
 
     def _budget_profile(self, steps):
         env = self.env
@@ -327,21 +366,80 @@ class Engine:
             budget = int(step.mb * (1 << 20))
             self.rctx.now_s = env.now
             self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MB")
-            self._apply(self.scheduler.on_memory_pressure(self.rctx, budget))
+            self._apply(self.scheduler.on_memory_pressure(self.rctx, budget), "on_memory_pressure()")
 
 
-def check_plan(plan: Plan, soc: SocSpec) -> None:
-    """A plan the engine can run on ``soc``, or a ScheduleError (the engine and ``socsim validate --soc``)."""
+UNITS = ("cpu", "dsp", "gpu")
+
+
+def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None) -> None:
+    """A plan the engine can run on ``soc``, or a ScheduleError (the engine and ``socsim validate
+    --soc``).  ``scheduler`` (the name it was selected by) and ``hook`` (the method that returned
+    the plan, ``"plan()"``, ``"on_batch_end()"``, ...) go into the error: the scheduler as its
+    value, the hook into the message."""
+    src = hook or "the scheduler"  # the error's value names the scheduler
+    # where the error's value is not the scheduler (the plan's cores), the message names it
+    full = f"{src} of scheduler {scheduler!r}" if scheduler else src
+
+    def fail(msg: str, field: str = "scheduler.name", value: object = None):
+        return ScheduleError(msg, field=field, value=scheduler if value is None else value)
+
     if not isinstance(plan, Plan):
-        raise ScheduleError(f"scheduler returned {type(plan).__name__}, not a Plan", field="scheduler.name")
-    if any(s.unit == "cpu" for s in plan.steps) and not plan.cpu_cores:
-        raise ScheduleError("plan runs ops on the CPU but names no CPU cores", field="cpu.cores")
+        raise fail(f"{src} returned {type(plan).__name__}, not a Plan")
+    try:
+        steps = tuple(plan.steps)
+    except TypeError:
+        raise fail(f"the plan from {src} has steps of type {type(plan.steps).__name__}, not a tuple of Step") from None
+    if not steps:
+        raise fail(f"the plan from {src} has no steps (a batch must run the training graph's ops)")
+    for k, st in enumerate(steps):
+        if not isinstance(st, Step):
+            raise fail(f"the plan from {src}: step {k} is {type(st).__name__}, not a Step")
+        if st.unit not in UNITS:
+            raise fail(f"the plan from {src}: step {k} ({getattr(st.op, 'name', '?')}) is on unit {st.unit!r}; "
+                       f"units are {', '.join(UNITS)}")
+    units = {st.unit for st in steps}
+    if "dsp" in units and soc.dsp is None:
+        raise fail(f"the plan from {src} places ops on a DSP but {soc.name} has none")
+    if "gpu" in units and soc.gpu is None:
+        raise fail(f"the plan from {src} places ops on a GPU but {soc.name} has none")
+    if "cpu" in units and not plan.cpu_cores:
+        raise ScheduleError(f"the plan from {full} runs ops on the CPU but names no CPU cores", field="cpu.cores")
     all_ids = {i for c in soc.cpu.clusters for i in c.core_ids}
-    bad = [c for c in plan.cpu_cores if c not in all_ids]
+    try:
+        bad = [c for c in plan.cpu_cores if c not in all_ids]
+    except TypeError:
+        raise fail(f"the plan from {src} has cpu_cores {plan.cpu_cores!r}, not a tuple of core ids") from None
     if bad:
-        raise ScheduleError(f"plan uses cores {bad} that {soc.name} does not have", field="cpu.cores",
+        raise ScheduleError(f"the plan from {full} uses cores {bad} that {soc.name} does not have", field="cpu.cores",
                             value=list(plan.cpu_cores))
-    if any(s.unit == "dsp" for s in plan.steps) and soc.dsp is None:
-        raise ScheduleError(f"plan places ops on a DSP but {soc.name} has none", field="scheduler.name")
-    if any(s.unit == "gpu" for s in plan.steps) and soc.gpu is None:
-        raise ScheduleError(f"plan places ops on a GPU but {soc.name} has none", field="scheduler.name")
+    _check_plan_freqs(plan, soc, src, fail)
+
+
+def _check_plan_freqs(plan: Plan, soc: SocSpec, src: str, fail) -> None:
+    """``cpu_freq_mhz``: None, or (cluster, MHz) pairs naming the SoC's clusters once each, every
+    MHz a number the cluster can run (between OPPs it is floored to one, as ``cpu.freq`` is)."""
+    fixed = plan.cpu_freq_mhz
+    if fixed is None:
+        return
+    names = [c.name for c in soc.cpu.clusters]
+    try:
+        pairs = [tuple(p) for p in fixed]
+    except TypeError:
+        pairs = None
+    if pairs is None or any(len(p) != 2 for p in pairs):
+        raise fail(f"the plan from {src} has cpu_freq_mhz {fixed!r}; expected (cluster, MHz) pairs")
+    seen = set()
+    for name, mhz in pairs:
+        if name not in names:
+            raise fail(f"the plan from {src} has cpu_freq_mhz for cluster {name!r}; "
+                       f"{soc.name} has CPU clusters {', '.join(names)}")
+        if name in seen:
+            raise fail(f"the plan from {src} has cpu_freq_mhz for cluster {name!r} twice")
+        seen.add(name)
+        if isinstance(mhz, bool) or not isinstance(mhz, numbers.Real) or not math.isfinite(mhz):
+            raise fail(f"the plan from {src} has cpu_freq_mhz {mhz!r} for cluster {name!r}; expected MHz")
+        try:
+            check_freq_setting(soc, {name: mhz}, field="cpu_freq_mhz")
+        except InputError as e:
+            raise fail(f"the plan from {src} has cpu_freq_mhz {mhz:g} for cluster {name!r}: {e.message}") from None

@@ -15,7 +15,8 @@ A scheduler is a class with
 
 Schedulers are registered under the entry-point group ``socsim.schedulers``; the built-ins are
 registered exactly the same way (see pyproject.toml).  Subclass :class:`BaseScheduler` to get
-no-op hooks.
+no-op hooks; a plugin class that only follows the protocol gets them from the registry
+(``socsim.sched.registry.guarded``), which also reports a plugin's exceptions as its own.
 """
 from __future__ import annotations
 

@@ -1,10 +1,18 @@
 """Finding schedulers: entry points in the ``socsim.schedulers`` group.
 
-A plugin that fails to import is reported with its error (``socsim list schedulers`` still
-lists the others); selecting it is an input error (exit 2).
+A plugin that fails to import, does not name a usable class, has Options defaults its own model
+rejects, or takes a name a built-in scheduler already has is reported with its problem
+(``socsim list schedulers`` still lists the others); selecting it is an input error (exit 2).
+
+A third-party scheduler (one that does not come with socsim) runs guarded: an exception its
+``plan`` or a hook raises is the plugin's fault, reported as a ScheduleError (exit 2) that names
+the scheduler, the method and the exception; the same from a built-in is socsim's own bug
+(an internal error, exit 1).  A class that only follows the protocol (``name``, ``Options``,
+``plan``) without subclassing :class:`~socsim.sched.api.BaseScheduler` gets its no-op hooks.
 """
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -12,9 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from socsim.errors import InputError
+from socsim.errors import InputError, ScheduleError
 
 GROUP = "socsim.schedulers"
+#: the methods of a scheduler the engine calls (plan, then the runtime hooks)
+HOOKS = ("plan", "on_batch_start", "on_batch_end", "on_thermal_trip", "on_memory_pressure",
+         "on_interference", "summary_extra")
 
 
 @dataclass(frozen=True)
@@ -24,24 +35,57 @@ class Entry:
     cls: type | None
     error: str | None
     description: str = ""
+    builtin: bool = False  # registered by socsim itself (its exceptions are socsim's bugs)
+
+
+def _is_builtin(ep) -> bool:
+    """Whether entry point ``ep`` comes with socsim: socsim's own distribution, naming a class in
+    the ``socsim`` package."""
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    module = ep.value.split(":", 1)[0].strip()
+    in_pkg = module == "socsim" or module.startswith("socsim.")
+    if name is None:
+        return in_pkg
+    return re.sub(r"[-_.]+", "-", name).lower() == "socsim" and in_pkg
 
 
 def discover() -> dict[str, Entry]:
-    """All registered schedulers by name, loaded or with the error that stopped them."""
+    """All registered schedulers by name, loaded or with the error that stopped them.
+
+    Built-ins are registered first: a plugin registering a built-in's name does not replace it,
+    and is listed under ``"<name> (<its distribution>)"`` as broken.  Of two plugins with the
+    same name the first (by distribution name) keeps it and the other is listed the same way."""
+    eps = [(ep, _is_builtin(ep)) for ep in entry_points(group=GROUP)]
+    eps.sort(key=lambda x: (not x[1], x[0].name, _dist_name(x[0]), x[0].value))
     out: dict[str, Entry] = {}
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+    for ep, builtin in eps:
         if ep.name in out:
+            taken = out[ep.name]
+            if taken.target == ep.value and taken.builtin == builtin:
+                continue  # the same registration seen twice
+            why = "name taken by a built-in scheduler" if taken.builtin else \
+                f"name taken by another plugin ({taken.target})"
+            key = f"{ep.name} ({_dist_name(ep) or ep.value})"
+            if key not in out:
+                out[key] = Entry(key, ep.value, None, f"{why}; rename the entry point", builtin=builtin)
             continue
         try:
             cls = ep.load()
             problem = _check(cls)
             if problem:
-                out[ep.name] = Entry(ep.name, ep.value, None, problem)
+                out[ep.name] = Entry(ep.name, ep.value, None, problem, builtin=builtin)
             else:
-                out[ep.name] = Entry(ep.name, ep.value, cls, None, getattr(cls, "description", ""))
+                out[ep.name] = Entry(ep.name, ep.value, cls, None, str(getattr(cls, "description", "") or ""),
+                                     builtin=builtin)
         except Exception as e:  # a broken plugin must not stop the others
-            out[ep.name] = Entry(ep.name, ep.value, None, f"{type(e).__name__}: {e}")
-    return out
+            out[ep.name] = Entry(ep.name, ep.value, None, f"{type(e).__name__}: {e}", builtin=builtin)
+    return dict(sorted(out.items()))
+
+
+def _dist_name(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return (getattr(dist, "name", None) or "") if dist is not None else ""
 
 
 def _check(cls: Any) -> str | None:
@@ -49,9 +93,39 @@ def _check(cls: Any) -> str | None:
         return f"entry point does not name a class (got {type(cls).__name__})"
     if not callable(getattr(cls, "plan", None)):
         return "class has no plan(ctx) method"
+    if getattr(getattr(cls, "plan", None), "__isabstractmethod__", False):
+        return "class does not implement plan(ctx)"
     opts = getattr(cls, "Options", None)
-    if opts is None or not hasattr(opts, "model_validate"):
+    if not isinstance(opts, type) or not hasattr(opts, "model_validate") or not hasattr(opts, "model_fields"):
         return "class has no pydantic Options model"
+    return _check_defaults(opts)
+
+
+def _check_defaults(opts: type) -> str | None:
+    """An option whose own default the model rejects (``Field(0, ge=1)``): what is wrong, or None.
+    Only the defaults given count: fields without one (required options) are left out, and so
+    is a default a factory cannot build alone.  A model validator's complaint about the options
+    as a whole (``give a or b``) is left to selection time, where the user's options are known."""
+    data: dict[str, Any] = {}
+    for name, f in opts.model_fields.items():
+        if f.is_required():
+            continue
+        try:
+            value = f.get_default(call_default_factory=True)
+        except Exception:
+            continue
+        data[f.validation_alias if isinstance(f.validation_alias, str) else (f.alias or name)] = value
+    try:
+        opts.model_validate(data)
+    except ValidationError as e:
+        for err in e.errors():
+            if err["type"] == "missing" or not err["loc"]:
+                continue
+            loc = ".".join(str(x) for x in err["loc"])
+            return (f"invalid default in Options: option {loc!r}, default {data.get(err['loc'][0])!r}: "
+                    f"{err['msg']}")
+    except Exception as e:  # a validator that fails on its own defaults
+        return f"Options defaults fail validation: {type(e).__name__}: {e}"
     return None
 
 
@@ -74,10 +148,86 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
         field, value = _error_field(err, options or {})
         raise InputError(f"{msg} (scheduler {name!r})", file=file, field=field, value=value) from None
     try:
-        return entry.cls(opts)
+        return (entry.cls if entry.builtin else guarded(entry.cls, name))(opts)
+    except InputError as e:
+        raise type(e)(e.message, file=e.file or file, field=e.field, value=e.value, line=e.line,
+                      origin=e.origin) from None
     except Exception as e:
         raise InputError(f"scheduler plugin failed to start: {type(e).__name__}: {e}", file=file,
                          field="scheduler.name", value=name) from None
+
+
+_GUARDED: dict[tuple[type, str], type] = {}
+
+
+def guarded(cls: type, name: str) -> type:
+    """``cls`` as a third-party scheduler named ``name`` runs: a subclass (of ``cls`` and, for a
+    protocol-only class, of BaseScheduler, for its no-op hooks and ``options``) whose ``plan``
+    and hooks turn an exception into a ScheduleError naming the scheduler and the method, and
+    whose ``plan`` checks the plan it returns against the SoC.  InputErrors pass as they are."""
+    key = (cls, name)
+    sub = _GUARDED.get(key)
+    if sub is not None:
+        return sub
+    from socsim.sched.api import BaseScheduler
+
+    ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                          "__doc__": cls.__doc__, "_plugin_name": name, "_plugin_class": cls}
+    own = getattr(cls, "name", None)
+    if not isinstance(own, str) or not own or own == BaseScheduler.name:
+        ns["name"] = name  # no name of its own: what users select it by
+    holder: list[type] = []
+    for hook in HOOKS:
+        ns[hook] = _guard(hook, name, holder)
+    if not issubclass(cls, BaseScheduler):
+        ns["__init__"] = _protocol_init(cls)
+        bases: tuple[type, ...] = (cls, BaseScheduler)
+    else:
+        bases = (cls,)
+    sub = type(cls.__name__, bases, ns)
+    holder.append(sub)
+    _GUARDED[key] = sub
+    return sub
+
+
+def _protocol_init(cls: type):
+    """Construction of a protocol-only class: ``self.options`` is the validated options, and its
+    own ``__init__`` (if any) gets them when it takes an argument, else nothing."""
+    init = cls.__init__
+
+    def __init__(self, options=None):
+        self.options = options if options is not None else self.Options()
+        if init is object.__init__:
+            return
+        try:
+            inspect.signature(init).bind(self, self.options)
+        except (TypeError, ValueError):
+            init(self)
+        else:
+            init(self, self.options)
+
+    return __init__
+
+
+def _guard(hook: str, name: str, holder: list[type]):
+    def method(self, *args, **kwargs):
+        parent = getattr(super(holder[0], self), hook)
+        try:
+            result = parent(*args, **kwargs)
+        except InputError:
+            raise
+        except Exception as e:
+            raise ScheduleError(f"scheduler plugin {name!r} failed in {hook}(): {type(e).__name__}: {e}",
+                                field="scheduler.name", value=name) from e
+        if hook == "plan":
+            soc = getattr(args[0] if args else kwargs.get("ctx"), "soc", None)
+            if soc is not None:
+                from socsim.engine.sim import check_plan
+                check_plan(result, soc, scheduler=name, hook="plan()")
+        return result
+
+    method.__name__ = hook
+    return method
 
 
 def _error_field(err: dict, options: dict) -> tuple[str, Any]:

@@ -81,3 +81,247 @@ def test_selecting_a_broken_or_missing_plugin_exits_2(plugins, tmp_path):
     assert r.exit_code == 2 and "broken" in r.output and "scheduler.name" in r.output
     r = CliRunner().invoke(main, ["run", "--soc", "sd865", str(wl), "--scheduler", "no-such-thing", "--quiet"])
     assert r.exit_code == 2 and "unknown scheduler" in r.output
+
+
+# --------------------------------------------------------------------------- faulty plugins
+# A third-party package with one scheduler per way a plugin can go wrong, installed like the
+# example (dist-info + module on sys.path).  Its exceptions are the plugin's fault (exit 2,
+# naming it); the same from a built-in is socsim's bug (exit 1).
+FAULTY = '''
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from socsim.errors import ScheduleError
+from socsim.sched.api import BaseScheduler, Plan
+from socsim.sched.common import single_unit_plan
+
+
+class _Simple(BaseScheduler):
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), self.name)
+
+
+class RaisePlan(_Simple):
+    name = "raise-plan"
+    def plan(self, ctx):
+        raise RuntimeError("boom in plan")
+
+
+class RaiseHook(_Simple):
+    name = "raise-hook"
+    def on_batch_end(self, ctx, batch, record):
+        if batch == 1:
+            raise ValueError("boom in on_batch_end")
+
+
+class RaiseStart(_Simple):
+    name = "raise-start"
+    def on_batch_start(self, ctx, batch):
+        raise KeyError("k")
+
+
+class RaiseInterference(_Simple):
+    name = "raise-interference"
+    def on_interference(self, ctx, event):
+        raise RuntimeError("boom in on_interference")
+
+
+class RaiseSummary(_Simple):
+    name = "raise-summary"
+    def summary_extra(self):
+        raise RuntimeError("boom in summary_extra")
+
+
+class SchedErr(_Simple):
+    name = "schedule-error"
+    def on_batch_end(self, ctx, batch, record):
+        raise ScheduleError("infeasible at runtime", field="scheduler.options.x", value=3)
+
+
+class BadDefOpts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    max_cores: int = Field(0, ge=1)
+
+
+class BadDefaults(_Simple):
+    name = "bad-defaults"
+    Options = BadDefOpts
+
+
+class RequiredOpts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    level: int = Field(ge=1)
+    cores: int = Field(2, ge=1)
+
+
+class RequiredOption(_Simple):
+    name = "required-option"
+    Options = RequiredOpts
+
+
+class EitherOpts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    a: int | None = None
+    b: int | None = None
+
+    @model_validator(mode="after")
+    def _either(self):
+        if self.a is None and self.b is None:
+            raise ValueError("give a or b")
+        return self
+
+
+class EitherOption(_Simple):
+    name = "either-option"
+    Options = EitherOpts
+
+
+class ProtoOpts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cores: str = "big2"
+
+
+class ProtoOnly:
+    name = "proto-only"
+    Options = ProtoOpts
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", ctx.cores(self.options.cores), "proto")
+
+
+class ProtoInit:
+    name = "proto-init"
+    Options = ProtoOpts
+    def __init__(self):
+        self.calls = 0
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", ctx.cores(self.options.cores), "proto")
+    def on_batch_end(self, ctx, batch, record):
+        self.calls += 1
+    def summary_extra(self):
+        return {"calls": self.calls}
+
+
+class ProtoRaise:
+    Options = ProtoOpts
+    def plan(self, ctx):
+        raise RuntimeError("no name, still named")
+
+
+class Shadow(_Simple):
+    name = "mnn-fp32"
+    description = "SHADOW"
+'''
+FAULTY_EPS = {"raise-plan": "RaisePlan", "raise-hook": "RaiseHook", "raise-start": "RaiseStart",
+              "raise-interference": "RaiseInterference", "raise-summary": "RaiseSummary",
+              "schedule-error": "SchedErr", "bad-defaults": "BadDefaults",
+              "required-option": "RequiredOption", "either-option": "EitherOption", "proto-only": "ProtoOnly", "proto-init": "ProtoInit",
+              "proto-raise": "ProtoRaise", "mnn-fp32": "Shadow"}
+
+
+@pytest.fixture
+def faulty(plugins):
+    eps = "".join(f"{n} = socsim_faulty_plugin:{c}\n" for n, c in FAULTY_EPS.items())
+    _dist(plugins, "socsim_faulty_plugin", "[socsim.schedulers]\n" + eps)
+    (plugins / "socsim_faulty_plugin.py").write_text(FAULTY)
+    importlib.invalidate_caches()
+    yield plugins
+    sys.modules.pop("socsim_faulty_plugin", None)
+
+
+def _run_cli(*args):
+    return CliRunner().invoke(main, list(args), terminal_width=300)
+
+
+@pytest.fixture
+def wl_file(tmp_path):
+    p = tmp_path / "w.yaml"
+    p.write_text("name: t\nmodel: lenet\ninput: [1, 28, 28]\nbatch_size: 16\nbatches: 3\n"
+                 "environment:\n  foreground_load: {name: app, cores: [6], start_s: 0.001, duration_s: 0.002, "
+                 "utilization: 0.5}\n")
+    return p
+
+
+@pytest.mark.parametrize("name, hook, exc", [
+    ("raise-plan", "plan", "RuntimeError: boom in plan"),
+    ("raise-hook", "on_batch_end", "ValueError: boom in on_batch_end"),
+    ("raise-start", "on_batch_start", "KeyError: 'k'"),
+    ("raise-interference", "on_interference", "RuntimeError: boom in on_interference"),
+    ("raise-summary", "summary_extra", "RuntimeError: boom in summary_extra"),
+    ("proto-raise", "plan", "RuntimeError: no name, still named"),
+])
+def test_a_plugin_raising_is_an_input_error_naming_it(faulty, wl_file, name, hook, exc):
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", str(wl_file), scheduler=name)
+    assert e.value.field == "scheduler.name" and e.value.value == name
+    assert e.value.message == f"scheduler plugin {name!r} failed in {hook}(): {exc}"
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", name, "--quiet")
+    assert r.exit_code == 2, r.output
+    assert f"failed in {hook}()" in r.output and name in r.output and "internal error" not in r.output
+
+
+def test_a_plugin_raising_under_compare_sweep_and_validate_exits_2(faulty, wl_file, tmp_path):
+    r = _run_cli("compare", "--soc", "sd865", str(wl_file), "--schedulers", "mnn-fp32,raise-hook", "--quiet")
+    assert r.exit_code == 2 and "'raise-hook' failed in on_batch_end()" in r.output, r.output
+    r = _run_cli("sweep", "--soc", "sd865", str(wl_file), "--schedulers", "raise-plan", "--quiet")
+    assert r.exit_code == 2 and "'raise-plan' failed in plan()" in r.output, r.output
+    v = tmp_path / "v.yaml"
+    v.write_text(wl_file.read_text() + "scheduler: {name: raise-plan}\n")
+    r = _run_cli("validate", str(v), "--soc", "sd865")
+    assert r.exit_code == 2 and "'raise-plan' failed in plan()" in r.output, r.output
+
+
+def test_input_errors_from_a_plugin_pass_through(faulty, wl_file):
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", str(wl_file), scheduler="schedule-error")
+    assert e.value.field == "scheduler.options.x" and e.value.value == 3
+    assert e.value.message == "infeasible at runtime"
+
+
+def test_a_builtin_raising_stays_an_internal_error(faulty, wl_file, monkeypatch):
+    from socsim.sched.baselines import MnnFp32
+
+    def boom(self, ctx):
+        raise RuntimeError("socsim's own bug")
+
+    monkeypatch.setattr(MnnFp32, "plan", boom)
+    with pytest.raises(RuntimeError, match="socsim's own bug"):
+        socsim.run("sd865", str(wl_file), scheduler="mnn-fp32")
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", "mnn-fp32", "--quiet")
+    assert r.exit_code == 1 and "internal error" in r.output
+
+
+def test_invalid_option_defaults_make_a_broken_plugin(faulty, wl_file):
+    entries = discover()
+    assert entries["bad-defaults"].cls is None
+    assert "max_cores" in entries["bad-defaults"].error and "default 0" in entries["bad-defaults"].error
+    # required options are fine when the defaults given are valid
+    assert entries["required-option"].cls is not None
+    # so is a model validator asking for options: the user's options are checked when selected
+    assert entries["either-option"].cls is not None
+    with pytest.raises(InputError, match="give a or b"):
+        socsim.run("sd865", WL, scheduler="either-option")
+    assert socsim.run("sd865", {**WL, "scheduler": {"name": "either-option", "options": {"a": 1}}}).summary
+    r = _run_cli("list", "schedulers")
+    assert r.exit_code == 0 and "invalid" in r.output and "default" in r.output  # the table may wrap
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", "bad-defaults", "--quiet")
+    assert r.exit_code == 2 and "broken" in r.output and "max_cores" in r.output
+    # the built-ins' own defaults are valid
+    assert all(e.cls is not None for e in entries.values() if e.builtin)
+
+
+def test_protocol_only_classes_run_with_the_base_hooks(faulty):
+    for name in ("proto-only", "proto-init"):
+        s = socsim.run("sd865", {**WL, "scheduler": {"name": name, "options": {"cores": "big2"}}}).summary
+        assert s["placement"]["cpu_cores"] == [4, 5]
+    assert s["scheduler_info"] == {"calls": 2}
+
+
+def test_a_plugin_cannot_take_a_builtin_name(faulty):
+    entries = discover()
+    assert entries["mnn-fp32"].builtin and entries["mnn-fp32"].target == "socsim.sched.baselines:MnnFp32"
+    conflict = entries["mnn-fp32 (socsim_faulty_plugin)"]
+    assert conflict.cls is None and "name taken by a built-in scheduler" in conflict.error
+    r = _run_cli("list", "schedulers")
+    assert r.exit_code == 0 and "SHADOW" not in r.output
+    # listed as a conflict (words only: the table wraps and cuts to the terminal's width)
+    assert all(w in r.output for w in ("(socsim_faulty", "taken", "built-in")), r.output
+    s = socsim.run("sd865", WL, scheduler="mnn-fp32").summary
+    assert "SHADOW" not in str(s) and s["scheduler"] == "mnn-fp32"

@@ -1,0 +1,101 @@
+"""A third-party scheduler's bad plans at the command line: `run` and `validate --soc` both exit 2
+naming the scheduler (the error's value) and the method that returned the plan, never an
+internal error or a run of a plan the engine cannot execute (docs/plugins.md section 5)."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from cli_helpers import invoke, write_workload
+
+PLUGIN = '''
+from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.sched.common import single_unit_plan
+
+
+class _Simple(BaseScheduler):
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), self.name)
+
+
+class NpuPlan(_Simple):
+    name = "npu-plan"
+    def plan(self, ctx):
+        return Plan(steps=tuple(Step(op, "npu") for op in ctx.graph().ops), cpu_cores=(4, 5, 6, 7))
+
+
+class EmptyPlan(_Simple):
+    name = "empty-plan"
+    def plan(self, ctx):
+        return Plan(steps=(), cpu_cores=(4,), label="empty")
+
+
+class FreqPlan(_Simple):
+    name = "freq-plan"
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), "f", cpu_freq_mhz=(("nosuchcluster", -5.0),))
+
+
+class HugeFreq(_Simple):
+    name = "huge-freq"
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), "f", cpu_freq_mhz=(("mid", 99999.0),))
+
+
+class DictPlan(_Simple):
+    name = "dict-plan"
+    def plan(self, ctx):
+        return {"steps": []}
+
+
+class StrFromHook(_Simple):
+    name = "str-hook"
+    def on_batch_end(self, ctx, batch, record):
+        return "not a plan"
+'''
+EPS = {"npu-plan": "NpuPlan", "empty-plan": "EmptyPlan", "freq-plan": "FreqPlan", "huge-freq": "HugeFreq",
+       "dict-plan": "DictPlan", "str-hook": "StrFromHook"}
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    d = site / "socsim_planchecks-0.1.0.dist-info"
+    d.mkdir(parents=True)
+    (d / "METADATA").write_text("Metadata-Version: 2.1\nName: socsim_planchecks\nVersion: 0.1.0\n")
+    (d / "entry_points.txt").write_text("[socsim.schedulers]\n" + "".join(
+        f"{n} = socsim_planchecks:{c}\n" for n, c in EPS.items()))
+    (site / "socsim_planchecks.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    yield
+    sys.modules.pop("socsim_planchecks", None)
+
+
+@pytest.mark.parametrize("name, words", [
+    ("npu-plan", ["plan()", "unit 'npu'"]),
+    ("empty-plan", ["plan()", "no steps"]),
+    ("freq-plan", ["plan()", "'nosuchcluster'"]),
+    ("huge-freq", ["plan()", "99999", "above the highest"]),
+    ("dict-plan", ["plan() returned dict, not a Plan"]),
+])
+def test_bad_plans_exit_2_under_run_and_validate(plugin, tmp_path, name, words):
+    wl = write_workload(tmp_path, scheduler={"name": name})
+    for args in (["run", "--soc", "sd865", str(wl), "--quiet", "--out", str(tmp_path / "out")],
+                 ["validate", str(wl), "--soc", "sd865"]):
+        r = invoke(*args, terminal_width=300)
+        out = " ".join(r.output.split())
+        assert r.exit_code == 2, (args, r.output)
+        assert "field 'scheduler.name'" in out and f"value '{name}'" in out, out
+        for w in words:
+            assert w in out, out
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_a_bad_plan_from_a_hook_names_the_hook(plugin, tmp_path):
+    wl = write_workload(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(wl), "--scheduler", "str-hook", "--quiet", terminal_width=300)
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "value 'str-hook'" in out and "on_batch_end() returned str, not a Plan" in out, out

@@ -1,0 +1,174 @@
+"""What the engine checks of a scheduler's plans (socsim.engine.sim.check_plan, also behind
+``socsim validate --soc``) and what the runtime hooks see of the run (RunContext).
+
+The schedulers here are BaseScheduler subclasses handed to the Engine directly; the plugin
+machinery (entry points, third-party exceptions) is tested in test_plugins.py.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from socsim.engine.context import PlanContext
+from socsim.engine.oracle import CostOracle
+from socsim.engine.sim import Engine, check_plan
+from socsim.errors import ScheduleError
+from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.sched.common import single_unit_plan
+from socsim.spec import load_soc, workload_from_dict
+
+SOC = load_soc("sd865")
+WL = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=2)
+
+
+@pytest.fixture(scope="module")
+def graph():
+    wl = workload_from_dict(WL)
+    return PlanContext(SOC, wl, CostOracle(SOC, wl.dsp.batch_padding)).graph()
+
+
+def _cpu(graph, **kw) -> Plan:
+    return single_unit_plan(graph, "cpu", (4, 5, 6, 7), "big4", **kw)
+
+
+def _bad(plan, soc=SOC, **kw) -> ScheduleError:
+    with pytest.raises(ScheduleError) as e:
+        check_plan(plan, soc, scheduler="mine", **kw)
+    return e.value
+
+
+def test_a_good_plan_passes(graph):
+    check_plan(_cpu(graph), SOC, scheduler="mine", hook="plan()")
+    check_plan(_cpu(graph, cpu_freq_mhz=(("mid", 2000.0), ("prime", 2841.6))), SOC)  # between OPPs: floored
+
+
+def test_unknown_unit_is_a_schedule_error(graph):
+    plan = Plan(steps=tuple(Step(op, "npu") for op in graph.ops), cpu_cores=(4, 5, 6, 7))
+    e = _bad(plan, hook="plan()")
+    assert e.field == "scheduler.name" and e.value == "mine"
+    assert "'npu'" in e.message and "plan()" in e.message
+
+
+def test_a_unit_the_soc_lacks_is_a_schedule_error(graph):
+    e = _bad(Plan(steps=tuple(Step(op, "dsp") for op in graph.ops), cpu_cores=(4,)), load_soc("exynos9820"))
+    assert "DSP" in e.message and e.value == "mine"
+    no_gpu = SOC.model_copy(update={"gpu": None})
+    e = _bad(Plan(steps=tuple(Step(op, "gpu") for op in graph.ops), cpu_cores=(4,)), no_gpu)
+    assert "GPU" in e.message
+
+
+def test_a_step_that_is_not_a_step_is_a_schedule_error(graph):
+    e = _bad(Plan(steps=(graph.ops[0],), cpu_cores=(4,)))
+    assert "not a Step" in e.message
+
+
+def test_an_empty_plan_is_a_schedule_error():
+    e = _bad(Plan(steps=(), cpu_cores=(4,), label="empty"), hook="on_batch_end()")
+    assert "no steps" in e.message and "on_batch_end()" in e.message and e.value == "mine"
+
+
+@pytest.mark.parametrize("freqs, words", [
+    ((("nosuchcluster", 1000.0),), ["'nosuchcluster'", "little, mid, prime"]),
+    ((("mid", -5.0),), ["below the lowest"]),
+    ((("mid", 1e9),), ["above the highest"]),
+    ((("mid", math.nan),), ["expected MHz"]),
+    ((("mid", "max"),), ["expected MHz"]),
+    ((("mid", 2000.0), ("mid", 1000.0)), ["twice"]),
+    ((("mid",),), ["(cluster, MHz) pairs"]),
+])
+def test_cpu_freq_mhz_is_checked_like_cpu_freq(graph, freqs, words):
+    e = _bad(_cpu(graph, cpu_freq_mhz=freqs), hook="plan()")
+    assert e.field == "scheduler.name" and e.value == "mine"
+    for w in words:
+        assert w in e.message, e.message
+
+
+class _Sched(BaseScheduler):
+    name = "checked"
+
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), "big4")
+
+
+def _engine(sched, **wl) -> Engine:
+    return Engine(SOC, workload_from_dict({**WL, **wl, "scheduler": {"name": sched.name}}), sched)
+
+
+def test_a_plan_that_is_not_a_plan_names_the_scheduler_and_the_method():
+    class DictPlan(_Sched):
+        name = "dict-plan"
+
+        def plan(self, ctx):
+            return {"steps": []}
+
+    with pytest.raises(ScheduleError) as e:
+        _engine(DictPlan()).run()
+    assert e.value.field == "scheduler.name" and e.value.value == "dict-plan"
+    assert e.value.message == "plan() returned dict, not a Plan"
+
+    class StrFromHook(_Sched):
+        name = "str-hook"
+
+        def on_batch_end(self, ctx, batch, record):
+            return "not a plan"
+
+    with pytest.raises(ScheduleError) as e:
+        _engine(StrFromHook()).run()
+    assert e.value.value == "str-hook" and "on_batch_end() returned str" in e.value.message
+
+
+def test_a_bad_plan_from_a_hook_is_rejected():
+    class EmptyLater(_Sched):
+        name = "empty-later"
+
+        def on_batch_start(self, ctx, batch):
+            return Plan(steps=(), cpu_cores=(4,)) if batch == 1 else None
+
+    with pytest.raises(ScheduleError) as e:
+        _engine(EmptyLater()).run()
+    assert "on_batch_start()" in e.value.message and "no steps" in e.value.message
+
+
+class _Recorder(_Sched):
+    name = "recorder"
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.ends, self.interference, self.trips = [], [], []
+
+    def on_batch_end(self, ctx, batch, record):
+        self.ends.append((ctx.now_s, ctx.interference_cores, record.interference))
+
+    def on_interference(self, ctx, event):
+        self.interference.append((event.t_s, event.started, event.name, ctx.interference_cores))
+
+    def on_thermal_trip(self, ctx, event):
+        self.trips.append((ctx.now_s, dict(ctx.temps_c), dict(ctx.caps_mhz), event))
+
+
+def test_overlapping_foreground_loads_keep_their_cores_busy():
+    """Load a on [6, 7] 0.1-0.5 s, load b on [6] 0.2-0.9 s: after a ends, core 6 is still b's."""
+    s = _Recorder()
+    loads = [dict(name="a", cores=[6, 7], start_s=0.1, duration_s=0.4, utilization=0.8),
+             dict(name="b", cores=[6], start_s=0.2, duration_s=0.7, utilization=0.5)]
+    _engine(s, batches=400, environment={"foreground_load": loads}).run()
+    assert [(round(t, 3), st, n, c) for t, st, n, c in s.interference] == [
+        (0.1, True, "a", (6, 7)), (0.2, True, "b", (6, 7)), (0.5, False, "a", (6,)), (0.9, False, "b", ())]
+    during_b_only = [(c, i) for t, c, i in s.ends if 0.5 < t < 0.9]
+    assert during_b_only and all(c == (6,) and i for c, i in during_b_only)
+    assert all(c == () and not i for t, c, i in s.ends if t > 0.9 + 0.05)
+
+
+def test_thermal_trip_hook_sees_the_time_and_readings_of_the_trip():
+    s = _Recorder()
+    _engine(s, batches=40, environment={"ambient_c": 45}).run()
+    assert s.trips, "a 45 C ambient trips the skin zone at the first poll"
+    zones = {z.name: z for z in SOC.thermal.zones}
+    for now, temps, caps, ev in s.trips:
+        assert now == pytest.approx(ev.t_s)
+        assert temps[ev.zone] == pytest.approx(ev.temp_c)
+        if ev.rising:
+            assert temps[ev.zone] >= zones[ev.zone].trips_c[ev.trip]
+        assert caps == dict(ev.caps_mhz)
+    assert s.trips[0][0] > 0.0
