@@ -256,7 +256,7 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
     try:
         engine = Engine(spec, wl, sched, None, None, file=wl_file)
         plan = sched.plan(engine.pctx)
-        check_plan_on_soc(plan, spec)
+        check_plan_on_soc(plan, spec, scheduler=wl.scheduler.name, hook="plan()")
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
     units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}

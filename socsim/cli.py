@@ -243,7 +243,8 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     finally:
         prog.close()
     if json_path:
-        _write_atomic(json_path, dump_json({"runs": runs}))
+        from socsim.report.summary import compare_report
+        _write_atomic(json_path, dump_json(compare_report(runs)))
     if not quiet and json_path != "-":
         out_console.print(compare_table(runs))
 

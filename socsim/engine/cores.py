@@ -1,6 +1,8 @@
 """Naming CPU core sets and operating points the way the workload YAML does."""
 from __future__ import annotations
 
+from typing import Any
+
 from socsim.errors import InputError
 from socsim.spec.soc import Cluster, SocSpec
 
@@ -61,6 +63,31 @@ def is_core_set_name(spec: str) -> bool:
         if spec.startswith(prefix) and rest.isdigit() and int(rest) > 0:
             return True
     return False
+
+
+UNKNOWN_CORE_SET = ("unknown core set; expected big<N>, little<N>, prime1, hybrid8, all, a list of core ids "
+                    "or core ids as digits ('456')")
+
+
+def core_set_error(value: Any) -> str | None:
+    """Why ``value`` (a core-set name or a list of core ids) is no core set on any SoC, or None.
+
+    For the options models of the schedulers, so that ``socsim validate`` catches a malformed core
+    set without a SoC; whether the SoC has the cores is checked when the scheduler plans."""
+    if isinstance(value, str):
+        if not value.isascii() or not is_core_set_name(value):
+            return UNKNOWN_CORE_SET
+        if value.isdigit() and len(set(value)) != len(value):
+            return "core ids must be distinct (each digit names one core)"
+        return None
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "core list is empty"
+        if any(isinstance(c, int) and not isinstance(c, bool) and c < 0 for c in value):
+            return "core ids must not be negative"
+        if len(set(value)) != len(value):
+            return "core ids must be distinct"
+    return None
 
 
 def clusters_of(soc: SocSpec, cores: tuple[int, ...]) -> list[Cluster]:

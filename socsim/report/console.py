@@ -76,30 +76,41 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
 
 
 def compare_table(runs: list[dict[str, Any]]) -> Table:
+    """Side by side, ratios to the first run.  When a run stopped before its planned batches, a
+    ``batches`` column shows how many ran (its per-batch figures are means over those) and the
+    caption says why each one stopped."""
+    from socsim.report.summary import compare_rows
+
+    rows = compare_rows(runs)
     t = Table(title=escape(f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}"))
-    fg = any(s.get("foreground") for s in runs)
-    for col in ("scheduler", "time/batch", "x first", "energy/batch", "x first", "peak mem", "peak C",
-                "cpu/dsp/gpu ops", "switches") + (("fg loss",) if fg else ()):
+    fg = any(r["fg_loss"] is not None for r in rows)
+    early = [r for r in rows if r["stopped_early"]]
+    for col in (("scheduler",) + (("batches",) if early else ()) + ("time/batch", "x first", "energy/batch",
+                "x first", "peak mem", "peak C", "cpu/dsp/gpu ops", "switches") + (("fg loss",) if fg else ())):
         t.add_column(col, justify="right" if col != "scheduler" else "left")
-    t0 = runs[0]["per_batch"]["time_s"] or 1e-30
-    e0 = runs[0]["per_batch"]["energy_j"] or 1e-30
-    for s in runs:
-        pb = s["per_batch"]
-        p = s["placement"]
-        t.add_row(escape(s["scheduler"]), fmt_time(pb["time_s"]), f"{pb['time_s'] / t0:.2f}",
-                  fmt_energy(pb["energy_j"]), f"{pb['energy_j'] / e0:.2f}",
-                  _fmt_bytes(s["memory"]["peak_bytes"]), f"{s['thermal']['peak_c']:.1f}",
-                  f"{p['cpu_ops']}/{p['dsp_ops']}/{p['gpu_ops']}", str(p["switches"]),
-                  *((_fg_loss(s),) if fg else ()))
+    for r in rows:
+        t.add_row(escape(r["scheduler"]),
+                  *((f"{r['batches']}/{r['batches_planned']}",) if early else ()),
+                  fmt_time(r["time_per_batch_s"]), _ratio(r["time_x_first"]),
+                  fmt_energy(r["energy_per_batch_j"]), _ratio(r["energy_x_first"]),
+                  _fmt_bytes(r["peak_memory_bytes"]), f"{r['peak_c']:.1f}",
+                  f"{r['cpu_ops']}/{r['dsp_ops']}/{r['gpu_ops']}", str(r["switches"]),
+                  *((_fg_loss(r),) if fg else ()))
+    if early:
+        notes = [f"{r['scheduler']} stopped after {r['batches']} of {_plural(r['batches_planned'], 'batch', 'batches')}"
+                 + (f": {r['stop_reason']}" if r["stop_reason"] else "") for r in early]
+        t.caption = escape("; ".join(notes) + " (per-batch figures are means over the batches run)")
+        t.caption_justify = "left"
     return t
 
 
-def _fg_loss(s: dict[str, Any]) -> str:
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _fg_loss(r: dict[str, Any]) -> str:
     """Mean foreground throughput loss over the run's foreground apps."""
-    loads = s.get("foreground") or []
-    if not loads:
-        return "-"
-    return f"{100 * sum(f['throughput_loss'] for f in loads) / len(loads):.1f}%"
+    return "-" if r["fg_loss"] is None else f"{100 * r['fg_loss']:.1f}%"
 
 
 def sweep_table(rows: list[dict[str, Any]]) -> Table:

@@ -26,6 +26,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "precision": getattr(scheduler, "precision", None) or workload.precision,
         "batch_size": workload.batch_size,
         "batches": stats.batches,
+        "batches_planned": workload.total_batches,
         "sim_time_s": _r(stats.sim_time_s),
         "per_batch": {
             "time_s": _r(stats.batch_time_sum_s / n),
@@ -80,6 +81,52 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
     if extra:
         summary["scheduler_info"] = extra
     return summary
+
+
+def stopped_early(s: dict[str, Any]) -> bool:
+    """Whether the run ended before its planned batches (a scheduler's ``ctx.stop``)."""
+    stop = (s.get("engine") or {}).get("stop_reason")
+    planned = s.get("batches_planned")
+    return bool(stop) or (planned is not None and s["batches"] < planned)
+
+
+def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What ``socsim compare`` shows for each run, as numbers: per-batch time and energy (means
+    over the batches run) and their ratios to the first run (the reference; None where its
+    figure is 0), peak memory and temperature, ops per unit, switches, the mean foreground
+    throughput loss (None without foreground apps) and the batches run of those planned, with
+    the reason of an early stop.  The console table and ``compare --json`` both come from here."""
+    t0 = runs[0]["per_batch"]["time_s"] if runs else 0.0
+    e0 = runs[0]["per_batch"]["energy_j"] if runs else 0.0
+    rows = []
+    for s in runs:
+        pb, p = s["per_batch"], s["placement"]
+        loads = s.get("foreground") or []
+        rows.append({
+            "scheduler": s["scheduler"],
+            "batches": s["batches"],
+            "batches_planned": s.get("batches_planned", s["batches"]),
+            "stopped_early": stopped_early(s),
+            "stop_reason": (s.get("engine") or {}).get("stop_reason"),
+            "time_per_batch_s": pb["time_s"],
+            "time_x_first": _r(pb["time_s"] / t0) if t0 else None,
+            "energy_per_batch_j": pb["energy_j"],
+            "energy_x_first": _r(pb["energy_j"] / e0) if e0 else None,
+            "peak_memory_bytes": s["memory"]["peak_bytes"],
+            "peak_c": s["thermal"]["peak_c"],
+            "cpu_ops": p["cpu_ops"],
+            "dsp_ops": p["dsp_ops"],
+            "gpu_ops": p["gpu_ops"],
+            "switches": p["switches"],
+            "fg_loss": _r(sum(f["throughput_loss"] for f in loads) / len(loads), 6) if loads else None,
+        })
+    return rows
+
+
+def compare_report(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON of ``socsim compare``: the reference scheduler (the first), the table's rows
+    (:func:`compare_rows`) and the runs' full summaries, in the order given."""
+    return {"reference": runs[0]["scheduler"] if runs else None, "rows": compare_rows(runs), "runs": runs}
 
 
 def _micro_batch_history(first: list[int], engine, extra: dict[str, Any]) -> dict[str, Any]:

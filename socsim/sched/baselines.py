@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from socsim.engine.cores import core_set_error
 from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS
 from socsim.sched.api import BaseScheduler, Plan
 from socsim.sched.common import single_unit_plan
@@ -77,6 +78,14 @@ class _Scaled:
 class CpuOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     cores: str | list[int] | None = Field(None, description="core set; default: the workload's cpu.cores, else 4 big cores")
+
+    @field_validator("cores")
+    @classmethod
+    def _cores(cls, v):
+        problem = core_set_error(v) if v is not None else None  # the SoC's cores: at plan time
+        if problem:
+            raise ValueError(problem)
+        return v
 
 
 class _CpuBaseline(BaseScheduler):

@@ -59,6 +59,15 @@ class MandhelingOptions(BaseModel):
     split_ratio: float = Field(1.5, gt=1, description="abnormal: DSP latency per MAC at the batch > ratio x at a smaller batch")
     min_micro_batch: int = Field(4, ge=1, description="smallest micro-batch tried (below 4 samples Hexagon NN leaves HVX idle: per-sample latency rises, pub:dsp_conv_latency_ms)")
 
+    @field_validator("cpu_cores")
+    @classmethod
+    def _cpu_cores(cls, v: str | list[int]) -> str | list[int]:
+        from socsim.engine.cores import core_set_error
+        problem = core_set_error(v)  # the format; whether the SoC has the cores is checked at plan time
+        if problem:
+            raise ValueError(problem)
+        return v
+
     @field_validator("scale_change_interval")
     @classmethod
     def _interval(cls, v: tuple[int, int]) -> tuple[int, int]:

@@ -19,11 +19,13 @@ chooses only the frequency level of the base's CPU clusters per batch, by the sa
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from socsim.engine.cores import clusters_of, is_core_set_name
+from socsim.engine.cores import UNKNOWN_CORE_SET, clusters_of, core_set_error, is_core_set_name
 from socsim.errors import InputError, ScheduleError
 from socsim.sched.api import BaseScheduler, Plan
 from socsim.sched.common import single_unit_plan
@@ -35,10 +37,60 @@ CORE_SETS = ("big1", "big2", "big4", "little1", "little2", "little4", "hybrid8")
 LEVELS = {"high": 1.0, "medium": 2.0 / 3.0, "low": 1.0 / 3.0}
 
 
+
+
+def _located_errors(title: str, errors: list[tuple[tuple[str | int, ...], Any, str]]) -> ValidationError:
+    """A ValidationError whose errors sit at the given locations, relative to the field whose
+    validator raises it (pydantic keeps them), so that an error of a base scheduler's option
+    names it: ``scheduler.options.base.options.<option>``.  ``errors``: (location, input,
+    message) triples."""
+    return ValidationError.from_exception_data(title, [
+        InitErrorDetails(type=PydanticCustomError("value_error", msg.replace("{", "(").replace("}", ")")),
+                         loc=loc, input=value) for loc, value, msg in errors])
+
+
 class BaseRef(BaseModel):
+    """The base scheduler of a composed run, checked without a SoC: it must be a registered,
+    working scheduler other than min-energy, and its options must be valid for it."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        from socsim.sched import registry
+
+        entries = registry.discover()
+        entry = entries.get(v)
+        if entry is None:
+            known = ", ".join(n for n, e in entries.items() if e.cls is not None and n != MinEnergy.name)
+            raise ValueError(f"unknown scheduler; known: {known}")
+        if entry.cls is None:
+            raise ValueError(f"scheduler plugin {entry.target!r} is broken: {entry.error}")
+        if v == MinEnergy.name or (isinstance(entry.cls, type) and issubclass(entry.cls, MinEnergy)):
+            raise ValueError("min-energy cannot compose with itself")
+        return v
+
+    @field_validator("options")
+    @classmethod
+    def _valid_for_base(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        from socsim.sched import registry
+
+        name = info.data.get("name")
+        entry = registry.discover().get(name) if name is not None else None
+        if entry is None or entry.cls is None:
+            return v  # the name's own error is reported
+        try:
+            entry.cls.Options.model_validate(v)
+        except ValidationError as e:
+            raise _located_errors("base options", [
+                (tuple(err["loc"]), err.get("input"),
+                 f"base scheduler {name!r}: "
+                 + ("unknown option" if err["type"] == "extra_forbidden"
+                    else str(err["msg"]).removeprefix("Value error, "))) for err in e.errors()]) from None
+        return v
 
 
 class MinEnergyOptions(BaseModel):
@@ -61,14 +113,21 @@ class MinEnergyOptions(BaseModel):
         if not at or level not in LEVELS or not is_core_set_name(cores):
             raise ValueError(f"configuration {v!r}: expected '<core set>@<level>', a core set such as "
                              f"{', '.join(CORE_SETS)} and a level {'|'.join(LEVELS)}")
+        problem = core_set_error(cores)
+        if problem:
+            raise ValueError(f"configuration {v!r}: {problem}")
         return v
 
     @field_validator("core_sets")
     @classmethod
     def _core_sets(cls, v: list[str]) -> list[str]:
         for name in v:
-            if not is_core_set_name(name):
-                raise ValueError(f"unknown core set {name!r}; expected big<N>, little<N>, prime1, hybrid8, all or core ids as digits ('456')")
+            problem = core_set_error(name)
+            if problem == UNKNOWN_CORE_SET:
+                raise ValueError(f"unknown core set {name!r}; expected big<N>, little<N>, prime1, hybrid8, all "
+                                 "or core ids as digits ('456')")
+            if problem:
+                raise ValueError(f"core set {name!r}: {problem}")
         return v
 
 
@@ -84,6 +143,7 @@ class MinEnergy(BaseScheduler):
         self.sequence: tuple[str, ...] = ()
         self.base = None
         self._variants: dict[tuple[int, str], Plan] = {}
+        self._base_of: dict[int, Plan] = {}  # id(variant) -> the base plan it scales
         self._base_plan: Plan | None = None
 
     # ------------------------------------------------------------------ configurations
@@ -118,11 +178,10 @@ class MinEnergy(BaseScheduler):
         key = (id(base_plan), level)
         v = self._variants.get(key)
         if v is None:
-            from dataclasses import replace
             v = self._variants[key] = replace(
                 base_plan, cpu_freq_mhz=self.config_freqs(ctx, base_plan.cpu_cores, level), governor=None,
                 label=f"{base_plan.label} @{level}")
-            self._keep = getattr(self, "_keep", []) + [base_plan]  # keep ids unique
+            self._base_of[id(v)] = base_plan  # both kept alive by the dictionaries: ids stay unique
         return v
 
     def plan(self, ctx) -> Plan:
@@ -250,7 +309,7 @@ class MinEnergy(BaseScheduler):
                                   lambda a, b: sw_t, lambda a, b: sw_t * profile[cands[a]][1] / profile[cands[a]][0],
                                   max_front=o.max_front)
         self.sequence = tuple(cands[c] for c in res.configs) if res else (fastest,) * n_batches
-        base_info = self.base.summary_extra() if hasattr(self.base, "summary_extra") else {}
+        base_info = _base_summary(self.base)
         self.info = {"mode": "compose", "base": o.base.name, "energy": o.energy, "theta_t_s": round(theta, 6),
                      "feasible": True,
                      "levels": {n: {"time_s": round(t, 6), "energy_j": round(e, 6)} for n, (t, e) in profile.items()},
@@ -280,11 +339,26 @@ class MinEnergy(BaseScheduler):
     def _level(self, batch: int) -> str:
         return self.sequence[min(batch, len(self.sequence) - 1)]
 
+    # ------------------------------------------------------------------ runtime hooks
+    # Composed, every hook goes to the base first, seeing the run as the base would: ``ctx.plan``
+    # is the base's own plan behind the running variant, and ``record.plan_label`` its label.
+    # A plan the base returns replaces the base plan; min-energy returns it at its own level.
+    def _base_view(self, ctx):
+        base_plan = self._base_of.get(id(ctx.plan), ctx.plan)
+        return ctx if base_plan is ctx.plan else replace(ctx, plan=base_plan)
+
+    def _call_base(self, hook: str, ctx, *args) -> Plan | None:
+        view = self._base_view(ctx)
+        p = getattr(self.base, hook)(view, *args)
+        if view is not ctx and view.stop_requested and view.stop_requested != ctx.stop_requested:
+            ctx.stop(view.stop_requested)
+        if p is not None:
+            self._base_plan = p
+        return p
+
     def on_batch_start(self, ctx, batch: int) -> Plan | None:
         if self.base is not None:
-            p = self.base.on_batch_start(ctx, batch)
-            if p is not None:
-                self._base_plan = p
+            self._call_base("on_batch_start", ctx, batch)
             return self._variant(ctx.plan_ctx, self._base_plan, self._level(batch))
         if not self.sequence:
             return None
@@ -292,14 +366,39 @@ class MinEnergy(BaseScheduler):
 
     def on_batch_end(self, ctx, batch: int, record) -> Plan | None:
         if self.base is not None:
-            p = self.base.on_batch_end(ctx, batch, record)
-            if p is not None:
-                self._base_plan = p
-                return self._variant(ctx.plan_ctx, p, self._level(batch + 1))
+            base_plan = self._base_of.get(id(ctx.plan))
+            if base_plan is not None and record.plan_label != base_plan.label:
+                record = replace(record, plan_label=base_plan.label)
+            if self._call_base("on_batch_end", ctx, batch, record) is not None:
+                return self._variant(ctx.plan_ctx, self._base_plan, self._level(batch + 1))
         return None
 
+    def _forward(self, hook: str, ctx, *args) -> Plan | None:
+        """A hook between batch boundaries: the plan (if any) runs from the next batch start,
+        where ``on_batch_start`` sets that batch's level again."""
+        if self.base is not None and self._call_base(hook, ctx, *args) is not None:
+            return self._variant(ctx.plan_ctx, self._base_plan, self._level(ctx.batch + 1))
+        return None
+
+    def on_thermal_trip(self, ctx, event) -> Plan | None:
+        return self._forward("on_thermal_trip", ctx, event)
+
+    def on_memory_pressure(self, ctx, budget_bytes: int) -> Plan | None:
+        return self._forward("on_memory_pressure", ctx, budget_bytes)
+
+    def on_interference(self, ctx, event) -> Plan | None:
+        return self._forward("on_interference", ctx, event)
+
     def summary_extra(self) -> dict[str, Any]:
-        return dict(self.info)
+        info = dict(self.info)
+        if self.base is not None and "base_info" in info:
+            # the base's report at the end of the run (rescales, splits, events as they happened)
+            info["base_info"] = _base_summary(self.base)
+        return info
+
+
+def _base_summary(base) -> dict[str, Any]:
+    return dict(base.summary_extra()) if hasattr(base, "summary_extra") else {}
 
 
 def _rebase_field(field: str | None) -> str | None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.errors import ScheduleError
 from socsim.sched.api import BaseScheduler, Plan, Step
@@ -71,6 +71,15 @@ class SageOptions(BaseModel):
     kw: int = Field(5, ge=1, description="subgraph reduction: variadic (distinct) inputs < kw")
     kh: int = Field(5, ge=1, description="subgraph reduction: chained (monadic) nodes < kh")
     jit_compile: bool = Field(True, description="charge JIT compilation of new kernel shapes")
+
+    @field_validator("cores")
+    @classmethod
+    def _cores(cls, v: str | list[int] | None) -> str | list[int] | None:
+        from socsim.engine.cores import core_set_error
+        problem = core_set_error(v) if v is not None else None  # the SoC's cores: at plan time
+        if problem:
+            raise ValueError(problem)
+        return v
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.engine import dvfs
 from socsim.engine.cores import big_cores, clusters_of, little_cores
@@ -40,6 +40,24 @@ class SwanOptions(BaseModel):
     max_battery_temp_c: float = Field(35.0, description="decline training above this battery temperature")
     interference_ratio: float = Field(1.1, gt=1, description="batch latency / profiled latency that means interference")
     upgrade_after_s: float = Field(120.0, gt=0, description="try a costlier choice after this long without interference")
+
+    @field_validator("choices")
+    @classmethod
+    def _choices(cls, v: list[str] | None) -> list[str] | None:
+        """Each choice a string of distinct core ids, no core set twice; the message names the
+        choice at fault.  Whether the SoC has the cores is checked when Swan plans."""
+        if v is None:
+            return v
+        seen: set[frozenset[str]] = set()
+        for s in v:
+            if not (s.isascii() and s.isdigit()):
+                raise ValueError(f"choice {s!r}: a core set is a string of core ids like '4567'")
+            if len(set(s)) != len(s):
+                raise ValueError(f"choice {s!r}: a core set names each core once")
+            if frozenset(s) in seen:
+                raise ValueError(f"choice {s!r}: the same core set is given twice")
+            seen.add(frozenset(s))
+        return v
 
 
 @dataclass(frozen=True)
@@ -180,20 +198,12 @@ class Swan(BaseScheduler):
         if self.options.choices is None:
             return core_set_choices(ctx.soc)
         out = []
+        # the options model checked the strings (digits, each core once, no set twice)
         for s in self.options.choices:
-            if not s.isdigit():
-                raise InputError("a core set is a string of core ids like '4567'",
-                                 field="scheduler.options.choices", value=s)
-            ids = [int(ch) for ch in s]
-            if len(set(ids)) != len(ids):
-                raise InputError("a core set names each core once", field="scheduler.options.choices", value=s)
             try:
-                cores = ctx.cores(sorted(ids), field="scheduler.options.choices")
+                out.append(ctx.cores(sorted(int(ch) for ch in s), field="scheduler.options.choices"))
             except InputError as e:
                 raise InputError(e.message, field=e.field, value=s) from None
-            if cores in out:
-                raise InputError("the same core set is given twice", field="scheduler.options.choices", value=s)
-            out.append(cores)
         return out
 
     # ------------------------------------------------------------------ the control loop

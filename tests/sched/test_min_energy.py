@@ -156,3 +156,8 @@ def test_min_energy_dvfs_composes_with_mandheling():
     # the 1.5x budget (plus the first batch's graph preparation), and less training energy
     assert plain["per_batch"]["time_s"] < comp["per_batch"]["time_s"] <= 1.5 * plain["per_batch"]["time_s"] * 1.05
     assert comp["energy_j"]["training"] < plain["energy_j"]["training"]
+    # base_info is Mandheling's report at the end of the run (its rescales as they happened), not
+    # the one it had at plan time (0 dynamic batches)
+    rescale = info["base_info"]["rescale"]
+    assert rescale["dynamic_batches"] == plain["scheduler_info"]["rescale"]["dynamic_batches"] > 0
+    assert rescale["periods"] == plain["scheduler_info"]["rescale"]["periods"]

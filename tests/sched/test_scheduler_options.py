@@ -22,8 +22,9 @@ def _run(name: str, soc: str = "sd865", precision: str = "fp32", **options):
 @pytest.mark.parametrize("name,precision,options,field,value", [
     ("swan", "fp32", {"choices": []}, "scheduler.options.choices", []),
     ("swan", "fp32", {"choices": ["89"]}, "scheduler.options.choices", "89"),
-    ("swan", "fp32", {"choices": ["45", "54"]}, "scheduler.options.choices", "54"),
-    ("swan", "fp32", {"choices": ["445"]}, "scheduler.options.choices", "445"),
+    # the options model checks the strings (its message names the choice), the plan the SoC
+    ("swan", "fp32", {"choices": ["45", "54"]}, "scheduler.options.choices", ["45", "54"]),
+    ("swan", "fp32", {"choices": ["445"]}, "scheduler.options.choices", ["445"]),
     ("mandheling", "niti", {"cpu_cores": "big9"}, "scheduler.options.cpu_cores", "big9"),
     ("mandheling", "niti", {"cpu_cores": "bigx"}, "scheduler.options.cpu_cores", "bigx"),
     ("mandheling", "niti", {"cpu_cores": []}, "scheduler.options.cpu_cores", []),
@@ -128,3 +129,67 @@ def test_a_composed_infeasible_budget_is_a_schedule_error():
         _run("min-energy", base={"name": "mnn-fp32"}, time_budget_s=1e-6)
     assert e.value.field == "scheduler.options.time_budget_s" and e.value.value == 1e-6
     assert "minimum feasible run time" in e.value.message and "mnn-fp32 @high" in e.value.message
+
+
+# Errors that do not depend on the phone are the options models' (or the scheduler's
+# construction's), so ``socsim validate`` without --soc catches them as ``run`` does.
+SOC_FREE = [
+    ("min-energy", {"base": {"name": "nosuch"}}, "scheduler.options.base.name", "nosuch", "unknown scheduler"),
+    ("min-energy", {"base": {"name": "mandheling", "options": {"bogus": 1}}},
+     "scheduler.options.base.options.bogus", 1, "unknown option"),
+    ("min-energy", {"base": {"name": "mandheling", "options": {"rescale_window": 1}}},
+     "scheduler.options.base.options.rescale_window", 1, "greater than or equal to 2"),
+    ("min-energy", {"base": {"name": "min-energy"}}, "scheduler.options.base.name", "min-energy",
+     "cannot compose with itself"),
+    ("min-energy", {"core_sets": ["big2", "445"]}, "scheduler.options.core_sets", ["big2", "445"], "distinct"),
+    ("min-energy", {"mode": "fixed", "config": "4455@high"}, "scheduler.options.config", "4455@high", "distinct"),
+    ("mandheling", {"cpu_cores": "huge9"}, "scheduler.options.cpu_cores", "huge9", "unknown core set"),
+    ("mandheling", {"cpu_cores": "455"}, "scheduler.options.cpu_cores", "455", "distinct"),
+    ("mandheling", {"cpu_cores": [4, 4]}, "scheduler.options.cpu_cores", [4, 4], "distinct"),
+    ("mandheling", {"cpu_cores": []}, "scheduler.options.cpu_cores", [], "empty"),
+    ("sage", {"unit": "cpu", "cores": "huge9"}, "scheduler.options.cores", "huge9", "unknown core set"),
+    ("swan", {"choices": ["4599"]}, "scheduler.options.choices", ["4599"], "choice '4599': a core set names each core once"),
+    ("swan", {"choices": ["45", "4a"]}, "scheduler.options.choices", ["45", "4a"], "choice '4a': a core set is a string"),
+    ("swan", {"choices": ["4567", "7654"]}, "scheduler.options.choices", ["4567", "7654"], "choice '7654': the same core set"),
+]
+
+
+def _yaml(tmp_path, name, options) -> str:
+    import yaml
+    p = tmp_path / "w.yaml"
+    p.write_text(yaml.safe_dump({**WL, "precision": "fp32", "scheduler": {"name": name, "options": options}}))
+    return str(p)
+
+
+@pytest.mark.parametrize("name,options,field,value,words", SOC_FREE)
+def test_validate_without_a_soc_catches_option_errors(tmp_path, name, options, field, value, words):
+    from socsim.api import prepare
+    with pytest.raises(InputError) as e:
+        prepare({**WL, "precision": "fp32", "scheduler": {"name": name, "options": options}})
+    assert not isinstance(e.value, ScheduleError)
+    assert (e.value.field, e.value.value) == (field, value) and words in e.value.message
+    r = CliRunner().invoke(main, ["validate", _yaml(tmp_path, name, options)], terminal_width=300)
+    assert r.exit_code == 2, r.output
+    assert f"field '{field}'" in r.output and "ok:" not in r.output
+
+
+@pytest.mark.parametrize("name,options", [
+    ("min-energy", {"base": {"name": "mandheling", "options": {"cpu_cores": "big1"}}}),
+    ("mandheling", {"cpu_cores": "456"}),
+    ("mandheling", {"cpu_cores": [4, 5]}),
+    ("swan", {"choices": ["4567", "45", "0"]}),
+    ("sage", {"unit": "cpu", "cores": "little2"}),
+])
+def test_well_formed_options_still_validate(tmp_path, name, options):
+    r = CliRunner().invoke(main, ["validate", _yaml(tmp_path, name, options)], terminal_width=300)
+    assert r.exit_code == 0, r.output
+
+
+def test_soc_dependent_core_errors_stay_at_plan_time(tmp_path):
+    """A core set the SoC lacks is well-formed: validate passes, validate --soc and run refuse it."""
+    for name, options, field in (("swan", {"choices": ["4567", "89"]}, "scheduler.options.choices"),
+                                 ("mandheling", {"cpu_cores": "big9"}, "scheduler.options.cpu_cores")):
+        path = _yaml(tmp_path, name, options)
+        assert CliRunner().invoke(main, ["validate", path]).exit_code == 0
+        r = CliRunner().invoke(main, ["validate", path, "--soc", "sd865"], terminal_width=300)
+        assert r.exit_code == 2 and f"field '{field}'" in r.output, r.output
