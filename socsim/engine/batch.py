@@ -94,17 +94,20 @@ class BatchWalker:
         return out
 
     # -- the segments of one batch ------------------------------------------------------
-    def cpu_config(self, plan: Plan, freqs: dict[str, float]):
+    def cpu_config(self, plan: Plan, freqs: dict[str, float], bg_dram_gbs: float = 0.0):
         """The configuration the plan's CPU ops run at under ``freqs`` (what the oracle is asked)."""
         cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
-        return self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs)
+        return self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs, bg_dram_gbs=bg_dram_gbs)
 
     def segments(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
-                 scheduler_name: str = "?") -> Iterator[Seg]:
+                 scheduler_name: str = "?", bg_dram_gbs: float = 0.0) -> Iterator[Seg]:
+        """The batch's segments; ``share``: each training thread's CPU share left by foreground
+        apps; ``bg_dram_gbs``: the DRAM bandwidth they take."""
         soc = self.soc
-        cpu_cfg = self.cpu_config(plan, freqs)
-        dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp")) if soc.dsp else None
-        gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu")) if soc.gpu else None
+        bg = bg_dram_gbs
+        cpu_cfg = self.cpu_config(plan, freqs, bg)
+        dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp"), bg_dram_gbs=bg) if soc.dsp else None
+        gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu"), bg_dram_gbs=bg) if soc.gpu else None
         mem_base = int(plan.peak_memory_bytes)
         host = soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else soc.cpu.clusters[0]
         host_core = (f"cpu{plan.cpu_cores[0]}",) if plan.cpu_cores else (f"cpu{host.core_ids[0]}",)

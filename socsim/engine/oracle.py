@@ -48,13 +48,15 @@ class CostOracle:
         return m
 
     def config(self, unit: str, cores: tuple[int, ...] = (), freqs: tuple[tuple[str, float], ...] = (),
-               dsp_mhz: float | None = None, gpu_mhz: float | None = None):
+               dsp_mhz: float | None = None, gpu_mhz: float | None = None, bg_dram_gbs: float = 0.0):
+        """A unit's configuration; ``bg_dram_gbs``: DRAM bandwidth foreground apps take meanwhile."""
+        bg = float(bg_dram_gbs)
         if unit == "cpu":
-            return CpuConfig(cores=cores, freqs_mhz=freqs)
+            return CpuConfig(cores=cores, freqs_mhz=freqs, bg_dram_gbs=bg)
         if unit == "dsp":
             return DspConfig(freq_mhz=dsp_mhz or self.soc.dsp.training_clock_mhz,
-                             batch_padding=self.dsp_batch_padding)
-        return GpuConfig(freq_mhz=gpu_mhz or self.soc.gpu.opps[-1].freq_mhz)
+                             batch_padding=self.dsp_batch_padding, bg_dram_gbs=bg)
+        return GpuConfig(freq_mhz=gpu_mhz or self.soc.gpu.opps[-1].freq_mhz, bg_dram_gbs=bg)
 
     @staticmethod
     def _key(op: Op, unit: str, cfg) -> tuple:

@@ -89,6 +89,7 @@ class Engine:
         self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
         self._interference: dict[int, float] = {}  # core -> foreground utilisation (of the active loads)
         self._active_loads: list = []  # foreground loads running now, in start order
+        self._bg_dram_gbs = 0.0  # DRAM bandwidth the active foreground loads take
         self._pending_plan: Plan | None = None
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
         self._config_changed = False  # the next batch pays a core-set / frequency switch
@@ -164,7 +165,7 @@ class Engine:
             plan = self._plan
             freqs = self._frequencies(plan)
             prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and id(plan) not in self._dsp_prepared)
-            fg = tuple(sorted(self._interference.items()))
+            fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
             key = (id(plan), tuple(sorted(freqs.items())), prep, fg)
             t0 = self.env.now
             hit = self._templates.get(key)
@@ -268,7 +269,7 @@ class Engine:
         b = TemplateBuilder(len(self.rails))
         share = self._cpu_share(plan.cpu_cores)
         name = getattr(self.scheduler, "name", "?")
-        for seg in self.walker.segments(plan, freqs, prep, share, name):
+        for seg in self.walker.segments(plan, freqs, prep, share, name, self._bg_dram_gbs):
             if seg.dur > 0:
                 res = [self._resource(r) for r in seg.resources]
                 reqs = [r.request() for r in res]
@@ -356,6 +357,7 @@ class Engine:
             for c in load.cores:
                 inter[c] = max(inter.get(c, 0.0), load.utilization)
         self._interference = inter
+        self._bg_dram_gbs = sum(load.memory_gbs for load in self._active_loads)
         self.rctx.interference_cores = tuple(sorted(inter))
 
     def _budget_profile(self, steps):

@@ -19,6 +19,7 @@ class CpuConfig:
 
     cores: tuple[int, ...]
     freqs_mhz: tuple[tuple[str, float], ...]  # (cluster name, MHz), sorted by name
+    bg_dram_gbs: float = 0.0  # DRAM bandwidth other masters (foreground apps) take meanwhile
 
     def freq(self, cluster: str) -> float:
         return dict(self.freqs_mhz)[cluster]
@@ -28,11 +29,13 @@ class CpuConfig:
 class DspConfig:
     freq_mhz: float
     batch_padding: bool = True  # Hexagon NN pads batches above 4 to a multiple of 32
+    bg_dram_gbs: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
 class GpuConfig:
     freq_mhz: float
+    bg_dram_gbs: float = 0.0
 
 
 UnitConfig = CpuConfig | DspConfig | GpuConfig

@@ -198,7 +198,8 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     # each thread walks its input (reads) and its output (writebacks): interleaved address
     # streams that break each other's DRAM row-buffer locality (socsim.hw.dram)
     per_thread = int(mem.dram_read_bytes > 0) + int(mem.dram_write_bytes > 0)
-    sh = dram_mod.share(soc.dram, kind, {kind: n}, streams=max(1, n * per_thread))
+    sh = dram_mod.share(soc.dram, kind, {kind: n}, streams=max(1, n * per_thread),
+                        background_bps=cfg.bg_dram_gbs * 1e9)
     dram_s = mem.dram_bytes * share / sh.bandwidth_bps
     sync_s = THREAD_SYNC_S * (n - 1)
     if n > 1 and op.kind in PLANE_KINDS:

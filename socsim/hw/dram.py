@@ -42,11 +42,23 @@ class DramShare:
         return nbytes / self.bandwidth_bps if nbytes else 0.0
 
 
-def achievable_bps(dram: Dram, streams: int = 1) -> float:
-    """Total bandwidth the channel delivers to ``streams`` interleaved request streams."""
-    streams = max(1, int(streams))
+# Background traffic (another master, e.g. a foreground app's CPU and GPU, using ``background``
+# bytes/s of the channel): it is one more interleaved stream, and it takes its bandwidth from
+# what training gets, but the memory controller's arbitration leaves each of the two at least an
+# even split of the channel (fair scheduling among masters: Mutlu & Moscibroda, MICRO 2007; an
+# assumption for phone memory controllers, whose QoS arbitration is not documented).
+MIN_SHARE_UNDER_BACKGROUND = 0.5
+
+
+def achievable_bps(dram: Dram, streams: int = 1, background_bps: float = 0.0) -> float:
+    """Total bandwidth the channel delivers to ``streams`` interleaved request streams, while
+    other masters take ``background_bps`` of it."""
+    streams = max(1, int(streams)) + (1 if background_bps > 0 else 0)
     factor = max(MIN_INTERFERENCE_FACTOR, 1.0 - ROW_INTERFERENCE_PER_STREAM * (streams - 1))
-    return dram.bandwidth_gbs * 1e9 * dram.achievable_fraction * factor
+    total = dram.bandwidth_gbs * 1e9 * dram.achievable_fraction * factor
+    if background_bps <= 0:
+        return total
+    return max(total - background_bps, MIN_SHARE_UNDER_BACKGROUND * total)
 
 
 def sharer_limit_bps(dram: Dram, kind: str, latency_ns: float | None = None) -> float:
@@ -55,15 +67,16 @@ def sharer_limit_bps(dram: Dram, kind: str, latency_ns: float | None = None) -> 
     return BYTES_IN_FLIGHT[kind] / lat
 
 
-def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None, streams: int | None = None) -> DramShare:
+def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None, streams: int | None = None,
+          background_bps: float = 0.0) -> DramShare:
     """Bandwidth one sharer of ``kind`` gets while ``sharers`` (kind -> count, itself included)
     are busy together: the channel is split evenly among sharers, each capped by its own MLP.
     ``streams`` is the number of interleaved address streams behind the row-buffer interference
-    (default: one per sharer)."""
+    (default: one per sharer); ``background_bps`` is what other masters take meanwhile."""
     sharers = dict(sharers or {kind: 1})
     sharers.setdefault(kind, 1)
     n = sum(sharers.values())
-    total = achievable_bps(dram, streams or n)
+    total = achievable_bps(dram, streams or n, background_bps)
     # water-filling: sharers below the fair share keep their limit, the rest split the remainder
     limits = sorted((sharer_limit_bps(dram, k) for k, c in sharers.items() for _ in range(c)))
     left, remaining = total, n

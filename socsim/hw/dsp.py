@@ -165,8 +165,9 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     lines_missed = (mem.dram_bytes - mem.dram_clean_bytes) / mem.line_bytes
     lat_s = lines_missed * DDR_ACCESS_NS * 1e-9 / ctx
     # the end-of-op clean streams at the channel's achievable bandwidth
-    clean_s = mem.dram_clean_bytes / dram_mod.achievable_bps(soc.dram)
-    bw_s = mem.dram_bytes / dram_mod.achievable_bps(soc.dram)
+    bw = dram_mod.achievable_bps(soc.dram, background_bps=cfg.bg_dram_gbs * 1e9)
+    clean_s = mem.dram_clean_bytes / bw
+    bw_s = mem.dram_bytes / bw
     stall_s = max(lat_s + clean_s, bw_s)
 
     real_bytes = _real_tensor_bytes(op)

@@ -11,6 +11,7 @@ input-gradient kernels (Sage's micro-batch tipping point, MTP).
 """
 from __future__ import annotations
 
+from socsim.hw import dram as dram_mod
 from socsim.hw.cost import GpuConfig, OpCost, UnsupportedOp
 from socsim.spec.soc import SocSpec
 from socsim.workload.costs import elems
@@ -114,15 +115,17 @@ class GpuCostModel:
         return op.dtype in ("fp32", "fp16")
 
     def cost(self, op: Op, cfg: GpuConfig) -> OpCost:
-        key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, cfg.freq_mhz)
+        key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, cfg.freq_mhz, cfg.bg_dram_gbs)
         c = self._memo.get(key)
         if c is None:
-            c = self._memo[key] = gpu_cost(self.soc, op, cfg.freq_mhz)
+            c = self._memo[key] = gpu_cost(self.soc, op, cfg.freq_mhz, bg_dram_gbs=cfg.bg_dram_gbs)
         return c
 
 
-def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK) -> OpCost:
-    """Cost of ``op`` on the SoC's GPU at ``freq_mhz`` (``fill_work`` is for calibration)."""
+def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK,
+             bg_dram_gbs: float = 0.0) -> OpCost:
+    """Cost of ``op`` on the SoC's GPU at ``freq_mhz`` while other masters take ``bg_dram_gbs``
+    of DRAM bandwidth (``fill_work`` is for calibration)."""
     gpu = soc.gpu
     if op.dtype not in ("fp32", "fp16"):
         raise UnsupportedOp(f"{gpu.name} model runs fp32/fp16 kernels, not {op.dtype} ({op.kind})")
@@ -131,7 +134,7 @@ def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK
     rate = gpu.fp32_flops_per_cycle * gpu.fp32_efficiency * util
     cycles = int(flops / rate) if flops else 0
     traffic = op.bytes_read + op.bytes_written
-    bw = soc.dram.bandwidth_gbs * soc.dram.achievable_fraction * 1e9
+    bw = dram_mod.achievable_bps(soc.dram, background_bps=bg_dram_gbs * 1e9)
     stall_s = traffic / bw + gpu.kernel_launch_us * 1e-6
     return OpCost.compose(cycles, freq_mhz, stall_s, bytes=traffic, dram_bytes=traffic,
                           activity=min(1.0, 0.3 + 0.7 * util), busy=(("gpu", 1),),

@@ -84,6 +84,8 @@ class ForegroundLoad(StrictModel):
     start_s: float = Field(0.0, ge=0)
     duration_s: float = Field(gt=0)
     utilization: float = Field(0.8, gt=0, le=1)
+    memory_gbs: float = Field(0.0, ge=0, le=1000, description="DRAM bandwidth the app uses while it runs (GB/s): "
+                              "training's memory traffic gets what is left (socsim.hw.dram)")
     name: str = "foreground-app"
 
 
