@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from socsim.engine.cores import clusters_of, pick_opp, resolve_cores
+from socsim.engine.cores import clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.engine.oracle import CostOracle
 from socsim.hw import fastrpc
 from socsim.spec.soc import SocSpec
@@ -138,7 +138,13 @@ class PlanContext:
 
     @property
     def dsp_mhz(self) -> float:
-        return self.workload.dsp.freq_mhz or self.soc.dsp.training_clock_mhz
+        """The DSP's clock: the workload's ``dsp.freq_mhz`` floored to the DSP OPP at or below it
+        (as ``cpu.freq`` is; the engine refuses one outside the OPP range), else the SoC's
+        training clock."""
+        f = self.workload.dsp.freq_mhz
+        if f is None:
+            return self.soc.dsp.training_clock_mhz
+        return opp_for([o.freq_mhz for o in self.soc.dsp.opps], f)
 
     def switch_s(self, bytes_crossing: int, shared_buffers: bool = False) -> float:
         """One CPU<->DSP switch moving ``bytes_crossing`` bytes (FastRPC)."""

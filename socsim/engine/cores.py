@@ -1,10 +1,11 @@
 """Naming CPU core sets and operating points the way the workload YAML does."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from socsim.errors import InputError
-from socsim.spec.soc import Cluster, SocSpec
+from socsim.spec.soc import Cluster, SocSpec, opp_range
 
 
 def big_cores(soc: SocSpec) -> list[int]:
@@ -97,20 +98,56 @@ def clusters_of(soc: SocSpec, cores: tuple[int, ...]) -> list[Cluster]:
 def pick_opp(cluster: Cluster, setting: str | float, cap_mhz: float | None = None) -> float:
     """max|mid|min or a frequency in MHz -> the highest OPP not above it (and not above the cap)."""
     freqs = [o.freq_mhz for o in cluster.opps]
-    if setting == "max":
-        f = freqs[-1]
-    elif setting == "min":
-        f = freqs[0]
-    elif setting == "mid":
-        f = freqs[len(freqs) // 2]
-    else:
-        want = float(setting)
-        below = [x for x in freqs if x <= want + 1e-6]
-        f = below[-1] if below else freqs[0]
+    f = opp_for(freqs, setting)
     if cap_mhz is not None and f > cap_mhz:
         below = [x for x in freqs if x <= cap_mhz + 1e-6]
         f = below[-1] if below else freqs[0]
     return f
+
+
+def opp_for(freqs: list[float], setting: str | float) -> float:
+    """max|mid|min -> the highest, middle or lowest of ``freqs`` (an OPP table, ascending); a
+    frequency in MHz -> the highest OPP not above it (the lowest OPP below the table)."""
+    if setting == "max":
+        return freqs[-1]
+    if setting == "min":
+        return freqs[0]
+    if setting == "mid":
+        return freqs[len(freqs) // 2]
+    want = float(setting)
+    below = [x for x in freqs if x <= want + 1e-6]
+    return below[-1] if below else freqs[0]
+
+
+def check_unit_mhz(soc: SocSpec, unit: str, value, field: str) -> float:
+    """A frequency setting of the DSP or GPU (max|mid|min or MHz) -> the OPP it runs at.
+
+    As ``cpu.freq``: a frequency between OPPs is floored to the OPP below it; one above the top
+    OPP or below the lowest, or not a number, is an InputError naming ``field`` with the unit's
+    OPP range.  A SoC without the unit is an InputError too."""
+    spec = soc.dsp if unit == "dsp" else soc.gpu
+    name = "DSP" if unit == "dsp" else "GPU"
+    if spec is None:
+        raise InputError(f"{soc.name} has no {name}", field=field, value=value)
+    freqs = [o.freq_mhz for o in spec.opps]
+    if isinstance(value, str) and value.strip().lower() in ("max", "mid", "min"):
+        return opp_for(freqs, value.strip().lower())
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        f = float(value)
+        if math.isnan(f):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InputError(f"expected max|mid|min or MHz; the {name} of {soc.name} runs at "
+                         f"{opp_range(spec.opps)}", field=field, value=value) from None
+    if f > freqs[-1] + 1e-6:
+        raise InputError(f"above the highest operating point of the {name} of {soc.name}: "
+                         f"{opp_range(spec.opps)}", field=field, value=value)
+    if f < freqs[0] - 1e-6:
+        raise InputError(f"below the lowest operating point of the {name} of {soc.name}: "
+                         f"{opp_range(spec.opps)}", field=field, value=value)
+    return opp_for(freqs, f)
 
 
 def check_freq_setting(soc: SocSpec, setting, field: str = "cpu.freq") -> None:
@@ -127,12 +164,12 @@ def check_freq_setting(soc: SocSpec, setting, field: str = "cpu.freq") -> None:
             if name not in names:
                 raise InputError(f"{soc.name} has CPU clusters {', '.join(names)}", field=f"{field}.{name}",
                                  value=name)
-            _check_mhz(soc, [soc.cluster(name)], v, f"{field}.{name}")
+            check_clusters_mhz(soc, [soc.cluster(name)], v, f"{field}.{name}")
         return
-    _check_mhz(soc, list(soc.cpu.clusters), setting, field)
+    check_clusters_mhz(soc, list(soc.cpu.clusters), setting, field)
 
 
-def _check_mhz(soc: SocSpec, clusters: list[Cluster], v, field: str) -> None:
+def check_clusters_mhz(soc: SocSpec, clusters: list[Cluster], v, field: str) -> None:
     if isinstance(v, str) or isinstance(v, bool):
         return  # max|mid|min (the workload schema checks the names)
     f = float(v)

@@ -26,7 +26,7 @@ from socsim.engine.batch import RPC_CPU_ACTIVITY
 from socsim.engine.context import PlanContext, RunContext
 from socsim.engine.oracle import CostOracle
 from socsim.engine.template import BatchTemplate, TemplateBuilder
-from socsim.engine.cores import check_freq_setting, resolve_cores
+from socsim.engine.cores import check_freq_setting, check_unit_mhz, resolve_cores
 from socsim.errors import InputError, ScheduleError
 from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import BatchRecord, InterferenceEvent, Plan, Step, ThermalEvent
@@ -98,6 +98,8 @@ class Engine:
         self._util: dict[str, float] = {}
         try:  # a frequency no cluster it applies to can run is bad input, not a silent clamp
             check_freq_setting(soc, workload.cpu.freq, field="cpu.freq")
+            if workload.dsp.freq_mhz is not None:  # the DSP's OPP range (between OPPs: floored)
+                check_unit_mhz(soc, "dsp", workload.dsp.freq_mhz, "dsp.freq_mhz")
         except InputError as e:
             raise InputError(e.message, file=file, field=e.field, value=e.value) from None
         loads = env_spec.foreground_loads
@@ -416,6 +418,41 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
         raise ScheduleError(f"the plan from {full} uses cores {bad} that {soc.name} does not have", field="cpu.cores",
                             value=list(plan.cpu_cores))
     _check_plan_freqs(plan, soc, src, fail)
+    _check_plan_memory(plan, soc, src, len(steps), fail)
+
+
+GIB = 1 << 30
+
+
+def _check_plan_memory(plan: Plan, soc: SocSpec, src: str, n_steps: int, fail) -> None:
+    """``peak_memory_bytes`` and ``step_memory`` (one entry per step) are byte counts, and the
+    plan fits in the phone's DRAM (``dram.capacity_gb``, GiB as phone RAM is sold): a training
+    batch whose memory the phone does not have is an impossible schedule, not a slow one."""
+    peak = plan.peak_memory_bytes
+    if isinstance(peak, bool) or not isinstance(peak, numbers.Real) or not math.isfinite(peak) or peak < 0:
+        raise fail(f"the plan from {src} has peak_memory_bytes {peak!r}; expected a byte count")
+    need, where = peak, "its peak"
+    if plan.step_memory is not None:
+        try:
+            mem = list(plan.step_memory)
+        except TypeError:
+            mem = None
+        if mem is None or len(mem) != n_steps:
+            got = f"{len(mem)} entries" if mem is not None else type(plan.step_memory).__name__
+            raise fail(f"the plan from {src} has step_memory of {got}; expected one byte count per step ({n_steps})")
+        for k, m in enumerate(mem):
+            if isinstance(m, bool) or not isinstance(m, numbers.Real) or not math.isfinite(m) or m < 0:
+                raise fail(f"the plan from {src} has step_memory[{k}] {m!r}; expected a byte count")
+        top = max(mem, default=0)
+        if top > need:
+            k = mem.index(top)
+            name = getattr(plan.steps[k].op, "name", "?")
+            need, where = top, f"step {k} ({name})"
+    cap_gb = soc.dram.capacity_gb
+    if need > cap_gb * GIB:
+        raise fail(f"the plan from {src} needs {need / GIB:.1f} GiB of memory at {where}, more than the "
+                   f"{cap_gb:g} GiB DRAM of {soc.name}; use a smaller batch_size, or the sage scheduler "
+                   "with a memory budget (environment.memory_budget_mb) to split the mini-batch")
 
 
 def _check_plan_freqs(plan: Plan, soc: SocSpec, src: str, fail) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator
 
 from socsim.spec.base import Sourced, StrictModel
 
@@ -17,6 +17,20 @@ class Opp(StrictModel):
 
     freq_mhz: PositiveFloat
     voltage_mv: PositiveFloat
+
+
+def check_opps(v: list[Opp]) -> list[Opp]:
+    """OPPs strictly increasing in frequency (the lookups that pick an OPP rely on the order)."""
+    freqs = [o.freq_mhz for o in v]
+    if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
+        raise ValueError(f"OPPs must be strictly increasing in frequency, got {freqs}")
+    return v
+
+
+def opp_range(opps: list[Opp]) -> str:
+    """'500-1497 MHz (OPPs 500, 1171, 1402, 1497)' for error messages."""
+    freqs = [o.freq_mhz for o in opps]
+    return f"{freqs[0]:g}-{freqs[-1]:g} MHz (OPPs {', '.join(f'{f:g}' for f in freqs)})"
 
 
 class CacheLevel(StrictModel):
@@ -52,10 +66,7 @@ class Cluster(Sourced):
     @field_validator("opps")
     @classmethod
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
-        freqs = [o.freq_mhz for o in v]
-        if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
-            raise ValueError(f"OPPs must be strictly increasing in frequency, got {freqs}")
-        return v
+        return check_opps(v)
 
     @property
     def count(self) -> int:
@@ -121,6 +132,31 @@ class Dsp(Sourced):
     memory_budget_mb: PositiveFloat = 256
     batch_pad_to: int = Field(32, ge=1, description="Hexagon NN pads batches above 4 to this multiple")
 
+    @field_validator("opps")
+    @classmethod
+    def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
+        return check_opps(v)
+
+    @field_validator("training_clock_mhz")
+    @classmethod
+    def _training_clock(cls, f: float, info: ValidationInfo) -> float:
+        # the clock every DSP op runs at by default: one of the DSP's OPPs, not a silent
+        # extrapolation of the cost and voltage tables (no check when the OPPs failed theirs)
+        opps = info.data.get("opps")
+        if opps and not any(abs(f - o.freq_mhz) < 1e-6 for o in opps):
+            where = ("above the highest" if f > opps[-1].freq_mhz else
+                     "below the lowest" if f < opps[0].freq_mhz else "not an")
+            raise ValueError(f"{where} operating point of the DSP; its OPPs span {opp_range(opps)}")
+        return f
+
+    @property
+    def max_mhz(self) -> float:
+        return self.opps[-1].freq_mhz
+
+    @property
+    def min_mhz(self) -> float:
+        return self.opps[0].freq_mhz
+
 
 class Gpu(Sourced):
     name: str
@@ -130,6 +166,19 @@ class Gpu(Sourced):
     dyn_power_coeff_uw_mhz_v2: PositiveFloat
     leakage_mw: float = Field(ge=0)
     kernel_launch_us: float = Field(ge=0)
+
+    @field_validator("opps")
+    @classmethod
+    def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
+        return check_opps(v)
+
+    @property
+    def max_mhz(self) -> float:
+        return self.opps[-1].freq_mhz
+
+    @property
+    def min_mhz(self) -> float:
+        return self.opps[0].freq_mhz
 
 
 class Dram(Sourced):

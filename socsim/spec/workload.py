@@ -68,7 +68,8 @@ class CpuSettings(StrictModel):
 
 
 class DspSettings(StrictModel):
-    freq_mhz: float | None = Field(None, gt=0, description="default: the SoC's training clock")
+    freq_mhz: float | None = Field(None, gt=0, description="default: the SoC's training clock; on a SoC, within "
+                                   "the DSP's OPP range (between OPPs: the OPP below)")
     batch_padding: bool = True
 
 

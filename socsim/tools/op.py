@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from socsim.engine.context import PlanContext
+from socsim.engine.cores import check_clusters_mhz, check_unit_mhz, clusters_of
 from socsim.engine.oracle import CostOracle
 from socsim.errors import InputError
 from socsim.spec import load_soc, workload_from_dict
@@ -24,13 +25,36 @@ def _parse_shape(s: str) -> tuple[int, ...]:
     return dims
 
 
+def _cpu_freq(soc, core_ids: tuple[int, ...], freq: str | float) -> str | float:
+    """``--freq`` for CPU cores: max|mid|min or MHz that some cluster of the cores can run."""
+    if isinstance(freq, str) and freq.strip().lower() in ("max", "mid", "min"):
+        return freq.strip().lower()
+    clusters = clusters_of(soc, core_ids)
+    rng = ", ".join(f"{c.name} {c.min_mhz:g}-{c.max_mhz:g} MHz" for c in clusters)
+    try:
+        if isinstance(freq, bool):
+            raise ValueError
+        mhz = float(freq)
+        if mhz != mhz:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise InputError(f"expected max|mid|min or MHz (CPU clusters of the cores: {rng})",
+                         field="--freq", value=freq) from None
+    try:
+        check_clusters_mhz(soc, clusters, mhz, "--freq")
+    except InputError as e:
+        raise InputError(f"{e.message}; the cores' clusters run at {rng}", field="--freq", value=freq) from None
+    return mhz
+
+
 def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kernel: int, stride: int,
             pad: int | None, dtype: str) -> Op:
     """Build a single op the way the training graph would."""
-    if batch <= 0:
-        raise InputError("must be positive", field="--batch", value=batch)
-    if kernel <= 0 or stride <= 0:
-        raise InputError("must be positive", field="--kernel/--stride", value=(kernel, stride))
+    for opt, v in (("--batch", batch), ("--kernel", kernel), ("--stride", stride), ("--out-channels", out_channels)):
+        if v is not None and v <= 0:
+            raise InputError("must be positive", field=opt, value=v)
+    if pad is not None and pad < 0:
+        raise InputError("must not be negative", field="--pad", value=pad)
     dims = _parse_shape(in_shape)
     esize = 4 if dtype == "fp32" else 1
     if kind in CONV_KINDS or kind in ("maxpool", "avgpool"):
@@ -90,30 +114,35 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
 
 def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: str = "64x32x32",
             out_channels: int | None = None, kernel: int = 3, stride: int = 1, pad: int | None = None,
-            dtype: str | None = None, cores: str = "big1", freq: str = "max",
+            dtype: str | None = None, cores: str = "big1", freq: str | float | None = None,
             batch_padding: bool = True) -> dict[str, Any]:
+    """Time one op on ``unit`` of ``soc_name``.
+
+    ``freq``: max|mid|min (the unit's highest, middle or lowest OPP) or MHz, floored to the OPP at
+    or below it as ``cpu.freq`` is; a frequency above the unit's top OPP or below its lowest is an
+    InputError naming ``--freq`` with the OPP range.  On the CPU it applies to every cluster the
+    cores span (an error only when no such cluster can run it).  Default (None): the top OPP, on
+    the DSP the SoC's training clock (``dsp.training_clock_mhz``, what a workload's DSP runs at)."""
     soc = load_soc(soc_name)
     dtype = dtype or ("int8" if unit == "dsp" else "fp32")
     op = make_op(kind, batch, in_shape, out_channels, kernel, stride, pad, dtype)
     oracle = CostOracle(soc, dsp_batch_padding=batch_padding)
     wl = workload_from_dict({"name": "op", "model": "lenet", "input": [1, 28, 28], "batch_size": 1, "batches": 1})
     ctx = PlanContext(soc, wl, oracle)
-    try:
-        fsetting: str | float = float(freq)
-    except ValueError:
-        fsetting = freq
     if unit == "cpu":
-        core_ids = ctx.cores(cores)
+        core_ids = ctx.cores(cores, field="--cores")
+        fsetting = _cpu_freq(soc, core_ids, "max" if freq is None else freq)
         cfg = oracle.config("cpu", cores=core_ids, freqs=ctx.freqs(core_ids, fsetting))
     elif unit == "dsp":
         if soc.dsp is None:
             raise InputError(f"{soc.name} has no DSP", field="--unit", value=unit)
-        mhz = soc.dsp.training_clock_mhz if freq in ("max", "min", "mid") else float(freq)
+        # default: the clock the seed systems trained at (the engine's default for dsp.freq_mhz)
+        mhz = soc.dsp.training_clock_mhz if freq is None else check_unit_mhz(soc, "dsp", freq, "--freq")
         cfg = oracle.config("dsp", dsp_mhz=mhz)
     else:
         if soc.gpu is None:
             raise InputError(f"{soc.name} has no GPU", field="--unit", value=unit)
-        cfg = oracle.config("gpu")
+        cfg = oracle.config("gpu", gpu_mhz=check_unit_mhz(soc, "gpu", "max" if freq is None else freq, "--freq"))
     cost = oracle.cost(op, unit, cfg)
     if cost is None:
         raise InputError(f"the {unit} of {soc.name} cannot run {kind} in {dtype}", field="--unit", value=unit)
