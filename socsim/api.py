@@ -2,6 +2,7 @@
 so notebooks, sweeps and tests use the same path as the command line."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -23,6 +24,8 @@ class RunResult:
     summary: dict[str, Any]
     out_dir: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the files this run wrote into ``out_dir`` (names, in :data:`OUTPUT_NAMES` order)
+    files: list[str] = field(default_factory=list)
 
     def timeseries(self):
         """(columns, array) of the sampled time series (needs ``out=``)."""
@@ -175,6 +178,73 @@ def _remove_dirs(created: list[Path]) -> None:
             pass
 
 
+#: The files a run writes into ``--out DIR`` (timeseries.parquet only when pyarrow is installed).
+#: Only these names are ever replaced or removed in DIR; anything else there is left alone.
+OUTPUT_NAMES = ("summary.json", "timeseries.csv", "ops.csv", "batches.csv", "events.csv",
+                "trace.perfetto-trace", "report.html", "timeseries.parquet")
+
+
+def _check_out_names(out: Path) -> None:
+    """An existing ``out`` must not hold a directory (or other non-file) under one of socsim's
+    output names: socsim replaces only files it could have written."""
+    for name in OUTPUT_NAMES:
+        p = out / name
+        if p.is_symlink() or not p.exists():
+            continue
+        if not p.is_file():
+            raise InputError(f"{p} exists and is not a file; socsim replaces only its own output files "
+                             "there (move it away or choose another directory)", field="--out", value=str(out))
+
+
+def _sorted_names(names) -> list[str]:
+    order = {n: i for i, n in enumerate(OUTPUT_NAMES)}
+    return sorted(names, key=lambda n: (order.get(n, len(order)), n))
+
+
+def _publish(tmp: Path, out: Path) -> list[str]:
+    """Move the files of the finished run in ``tmp`` into ``out``; returns their names.
+
+    A new ``out`` is ``tmp`` renamed (atomic).  An existing one gets socsim's files one by one:
+    a file of the same name (a previous run's) is replaced, a socsim output name this run did
+    not write (a stale ``timeseries.parquet``) is removed, every other file is left alone.  The
+    files replaced are kept aside until all moved, and put back if any move fails (or the
+    process is interrupted), so ``out`` ends up with either the old files or the new ones.
+    """
+    names = _sorted_names(p.name for p in tmp.iterdir())
+    if not out.exists():
+        try:
+            os.replace(tmp, out)
+            return names
+        except OSError as e:
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or not out.is_dir():
+                raise
+    _check_out_names(out)
+    aside = Path(tempfile.mkdtemp(prefix=".old.", dir=tmp))
+    old: list[str] = []   # names moved from out to aside
+    new: list[str] = []   # names moved from tmp to out
+    try:
+        for name in OUTPUT_NAMES:
+            if os.path.lexists(out / name):
+                os.replace(out / name, aside / name)
+                old.append(name)
+        for name in names:
+            os.replace(tmp / name, out / name)
+            new.append(name)
+    except BaseException:
+        for name in reversed(new):
+            try:
+                os.replace(out / name, tmp / name)
+            except OSError:
+                pass
+        for name in reversed(old):
+            try:
+                os.replace(aside / name, out / name)
+            except OSError:
+                pass
+        raise
+    return names
+
+
 def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         overrides: list[str] | dict | None = None, scheduler: str | None = None,
         out: str | Path | None = None, progress: Callable[[int, int], None] | None = None,
@@ -185,8 +255,10 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     ``scheduler``: run this scheduler instead of the workload's ``scheduler.name``; the file's
     ``scheduler.options`` belong to the file's scheduler, so another one gets its defaults
     (``scheduler.options.*`` in ``overrides`` always apply).  ``out``: a directory for
-    summary.json, the time series, the Perfetto trace and the HTML report (written atomically: on
-    any error nothing is left there).  ``deterministic``: report ``wall_time_s`` as 0 so summaries
+    summary.json, the time series, the Perfetto trace and the HTML report (:data:`OUTPUT_NAMES`).
+    The run is written to a temporary directory first; only a finished run's files are moved
+    into ``out``, replacing files of the same names and leaving any other file there alone (on
+    any error ``out`` is unchanged).  ``deterministic``: report ``wall_time_s`` as 0 so summaries
     are byte-identical across runs.
     """
     from socsim.engine.sim import Engine
@@ -199,16 +271,22 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     tmp: Path | None = None
     created: list[Path] = []
     recorder = None
+    files: list[str] = []
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
             raise InputError("output path exists and is not a directory", field="--out", value=str(out))
-        created = _make_parents(out, "--out")
+        if out.is_dir():
+            _check_out_names(out)
+            where = out   # an existing directory (even '.'): the run is written inside it
+        else:
+            created = _make_parents(out, "--out")
+            where = out.parent
         try:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+            tmp = Path(tempfile.mkdtemp(prefix=f".{out.resolve().name or 'out'}.", dir=where))
         except OSError as e:
             _remove_dirs(created)
-            raise InputError(f"cannot create the output directory in {out.parent}: {e.strerror or e}",
+            raise InputError(f"cannot create a temporary directory in {where}: {e.strerror or e}",
                              field="--out", value=str(out)) from None
         recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every)
     try:
@@ -225,18 +303,23 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
                 write_reports(tmp)
             _chmod_tree(tmp)  # mkdtemp made it 0700: give it the modes mkdir would have
             try:
-                if out.exists():
-                    shutil.rmtree(out)
-                os.replace(tmp, out)
+                files = _publish(tmp, out)
             except OSError as e:
-                raise InputError(f"cannot replace the output directory: {e.strerror or e}", field="--out",
-                                 value=str(out)) from None
+                raise InputError(f"cannot move the run's files into the output directory: {e.strerror or e}",
+                                 field="--out", value=str(out)) from None
+            if tmp.exists() and tmp != out:
+                shutil.rmtree(tmp, ignore_errors=True)
             tmp = None
     finally:
+        if recorder is not None:
+            try:
+                recorder.close()
+            except Exception:
+                pass
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
             _remove_dirs(created)
-    return RunResult(summary=summary, out_dir=Path(out) if out is not None else None)
+    return RunResult(summary=summary, out_dir=Path(out) if out is not None else None, files=files)
 
 
 def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,

@@ -26,12 +26,37 @@ if not out_console.is_terminal and "COLUMNS" not in os.environ:
     out_console = Console(highlight=False, width=200)
 
 
+class Terminated(BaseException):
+    """Raised by the SIGTERM handler, so a terminated command unwinds like an interrupted one
+    (temporary files and directories removed) and exits 143 (128 + SIGTERM)."""
+
+
+def _on_sigterm(signum, frame):  # pragma: no cover - exercised in a subprocess
+    raise Terminated()
+
+
 class SocsimGroup(click.Group):
-    """Maps socsim's errors to exit codes: InputError -> 2, anything else -> 1."""
+    """Maps socsim's errors to exit codes: InputError -> 2, anything else -> 1; SIGINT -> 130
+    and SIGTERM -> 143, after cleaning up."""
 
     def invoke(self, ctx):
+        import signal
+        try:
+            previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        except ValueError:  # not the main thread: leave signals alone
+            previous = None
+        try:
+            return self._invoke(ctx)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    def _invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except Terminated:
+            err_console.print("terminated")
+            sys.exit(143)
         except InputError as e:
             # the message quotes user input ('[/x]', "socsim[ray]"): never read it as markup
             err_console.print(f"[bold red]error:[/] {escape(e.render())}", markup=True, soft_wrap=True)
@@ -103,13 +128,47 @@ def _check_outputs(**paths: str | None) -> None:
             check_writable(path, "--" + field.replace("_", "-"))
 
 
+def _check_distinct(out: str | None = None, **paths: str | None) -> None:
+    """Exit 2 when two outputs name the same target: ``--json`` and ``--trace`` the same file,
+    both stdout ('-'), the ``--out`` directory itself or a file ``--out`` writes there."""
+    from socsim.api import OUTPUT_NAMES
+
+    def target(path: str) -> str:
+        return "stdout" if path == "-" else os.path.realpath(path)
+
+    given = [("--" + k.replace("_", "-"), v) for k, v in paths.items() if v]
+    if paths.get("trace") == "-" and sys.stdout.isatty():
+        raise InputError("the Perfetto trace is binary: redirect stdout to a file, or give a path",
+                         field="--trace", value="-")
+    for i, (fa, a) in enumerate(given):
+        for fb, b in given[:i]:
+            if target(a) == target(b):
+                what = "both write to stdout" if a == "-" else "name the same file"
+                raise InputError(f"{fb} and {fa} {what}; give each output its own target", field=fa, value=a)
+    if out is None:
+        return
+    out_real = os.path.realpath(out)
+    own = {os.path.join(out_real, n): n for n in OUTPUT_NAMES}
+    for f, a in given:
+        if a == "-":
+            continue
+        t = target(a)
+        if t == out_real or out_real.startswith(t.rstrip(os.sep) + os.sep):
+            raise InputError(f"is the --out directory {out} (or contains it); give {f} a file of its own",
+                             field=f, value=a)
+        if t in own:
+            raise InputError(f"--out {out} writes {own[t]} there; give {f} another path", field=f, value=a)
+
+
 class _Progress:
     """A rich progress bar that appears only once a run has taken more than ``after_s``."""
 
-    def __init__(self, label: str, enabled: bool, after_s: float = 2.0) -> None:
+    def __init__(self, label: str, enabled: bool, after_s: float = 2.0, unit: str = "batches") -> None:
         self.label = label
-        self.enabled = enabled
+        # a progress bar is for a person at a terminal: piped or redirected, stderr gets nothing
+        self.enabled = enabled and err_console.is_terminal
         self.after_s = after_s
+        self.unit = unit
         self.t0 = time.perf_counter()
         self.bar = None
         self.task = None
@@ -122,7 +181,7 @@ class _Progress:
                 return
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("batches"), TimeRemainingColumn(), console=err_console, transient=True)
+                                TextColumn(self.unit), TimeRemainingColumn(), console=err_console, transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=total)
         self.bar.update(self.task, completed=done)
@@ -140,7 +199,9 @@ class _Progress:
                    "default options, not the file's scheduler.options)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="override a workload field by dotted path (scheduler.options.* apply to the scheduler run)")
-@click.option("--out", default=None, help="directory for summary.json, trace, time series and report.html")
+@click.option("--out", default=None,
+              help="directory for summary.json, trace, time series and report.html (other files there are "
+                   "left alone; a previous run's files are replaced)")
 @click.option("--json", "json_path", default=None, help="write the summary JSON here ('-' for stdout)")
 @click.option("--trace", "trace_path", default=None, help="write the Perfetto trace here ('-' for stdout)")
 @click.option("--quiet", is_flag=True, help="no console table or progress")
@@ -148,8 +209,9 @@ class _Progress:
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
     """Simulate training WORKLOAD (a YAML file) on a SoC."""
     from socsim.api import dump_json, run as api_run
-    from socsim.report.console import summary_table
+    from socsim.report.console import precision_note, summary_table
 
+    _check_distinct(out, json=json_path, trace=trace_path)
     _check_outputs(json=json_path, trace=trace_path)
     out_dir = out
     tmp_dir = None
@@ -172,11 +234,15 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         if tmp_dir:
             import shutil
             shutil.rmtree(tmp_dir, ignore_errors=True)
+    note = precision_note(res.summary)
     if not quiet and not to_stdout:
         out_console.print(summary_table(res.summary, deterministic=deterministic))
+        if note:
+            out_console.print(escape(note))
         if out:
-            out_console.print(escape(f"wrote {out}/ (summary.json, timeseries.csv, trace.perfetto-trace, "
-                                     "report.html)"))
+            out_console.print(escape(f"wrote {out if out.endswith('/') else out + '/'} ({', '.join(res.files)})"))
+    elif note and not quiet:
+        err_console.print(escape(note), soft_wrap=True)
 
 
 @main.command()
@@ -191,7 +257,7 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
 @click.option("--pad", type=int, default=None, help="default: same padding")
 @click.option("--dtype", type=click.Choice(["fp32", "int8"]), default=None, help="default: int8 on dsp, fp32 elsewhere")
 @click.option("--cores", default="big1", show_default=True, help="core set for --unit cpu")
-@click.option("--freq", default="max", show_default=True, help="max|mid|min or MHz")
+@click.option("--freq", default=None, help="max|mid|min (the unit's OPPs) or MHz; default: the top OPP, the training clock on the DSP")
 @click.option("--no-batch-padding", is_flag=True, help="DSP: do not pad batches as Hexagon NN does")
 @click.option("--json", "json_path", default=None)
 def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtype, cores, freq,
@@ -255,7 +321,9 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
 @click.option("--schedulers", default=None,
               help="comma-separated scheduler names (default: the workload's).  The workload's "
                    "scheduler.options go to its own scheduler only, the others get their defaults")
-@click.option("--grid", multiple=True, metavar="KEY=V1,V2", help="sweep a workload field over values")
+@click.option("--grid", multiple=True, metavar="KEY=V1,V2",
+              help="sweep a workload field (a --set path) over values, parsed as YAML; separate them with "
+                   "';' when they are lists: --grid 'input=[1,28,28];[1,32,32]'.  One --grid per field")
 @click.option("--jobs", type=int, default=1, show_default=True, help="parallel processes")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local process pool, or Ray (install the extra from the socsim checkout: "
@@ -291,11 +359,12 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
         load_soc(s)
     seen = set()
     for p in points(socs[:1], scheds or [None], grid_values):
-        if (p.scheduler, p.overrides) not in seen:
-            seen.add((p.scheduler, p.overrides))
+        key = repr((p.scheduler, p.overrides))   # values may be lists (unhashable)
+        if key not in seen:
+            seen.add(key)
             prepare(workload, overrides=dict(p.overrides), scheduler=p.scheduler, set_label="--grid",
                     scheduler_label="--schedulers")
-    prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5)
+    prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5, unit="points")
     try:
         rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog)
     finally:
@@ -310,12 +379,23 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
 @click.argument("run_dir")
 def report(run_dir):
     """Regenerate the trace and HTML report of a run directory (from socsim run --out)."""
-    from socsim.report.writers import write_reports
+    from socsim.report.html import read_summary
+    from socsim.report.writers import missing_inputs, write_reports
 
     d = Path(run_dir)
+    if not d.is_dir():
+        raise InputError("not a directory", field="RUN_DIR", value=run_dir)
     if not (d / "summary.json").exists():
         raise InputError("not a socsim run directory (no summary.json)", field="RUN_DIR", value=run_dir)
-    for p in write_reports(d):
+    try:
+        read_summary(d / "summary.json")
+        for warning in missing_inputs(d):
+            err_console.print(escape(f"warning: {warning}"), soft_wrap=True)
+        written = write_reports(d)
+    except OSError as e:
+        raise InputError(f"cannot read or write a file of the run directory: {e.strerror or e}",
+                         file=e.filename, field="RUN_DIR", value=run_dir) from None
+    for p in written:
         out_console.print(escape(f"wrote {p}"))
 
 

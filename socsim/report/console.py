@@ -41,6 +41,16 @@ def _plural(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 
 
+def precision_note(s: dict[str, Any]) -> str | None:
+    """A one-line note when the workload's ``precision`` is not the one the scheduler trains in
+    (the summary's ``precision_requested``), else None."""
+    asked = s.get("precision_requested")
+    if not asked or asked == s.get("precision"):
+        return None
+    return (f"note: {s['scheduler']} trains {s.get('precision')}; the workload's precision {asked} "
+            "is not used")
+
+
 def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table:
     """The run's summary.  ``deterministic``: the run reported no wall time (None: infer from a
     ``wall_time_s`` of 0)."""

@@ -32,11 +32,30 @@ from typing import Protocol
 
 import numpy as np
 
+from socsim.errors import InputError
 # "%.12g" rows of timeseries.csv (numba kernel and its Python reference), re-exported here
 from socsim.report.csv_format import format_rows, format_rows_py  # noqa: F401
 
 OPS_COLUMNS = ("track", "name", "kind", "batch", "phase", "start_s", "dur_s")
 EVENT_COLUMNS = ("t_s", "track", "name", "detail")
+BATCH_COLUMNS = ("batch", "start_s", "time_s", "energy_j", "plan")
+
+#: errors a malformed run file raises while it is parsed (bad field counts, numbers, encoding)
+PARSE_ERRORS = (ValueError, TypeError, KeyError, IndexError, csv.Error)
+
+
+def malformed(path: Path | str, line: int | None, cause: BaseException | str,
+              columns: tuple[str, ...] | None = None) -> InputError:
+    """The bad-input error for a run-directory file that does not parse (exit 2): it names the
+    file and, where known, the line; ``columns`` are the fields a row should have."""
+    text = cause if isinstance(cause, str) else (str(cause) or type(cause).__name__)
+    if isinstance(cause, KeyError):
+        text = f"missing column {cause}"
+    elif isinstance(cause, UnicodeDecodeError):
+        text, line = f"not UTF-8 text (byte {cause.object[cause.start:cause.start + 1]!r})", None
+    expect = f" (a row is {','.join(columns)})" if columns else ""
+    return InputError(f"malformed run file, not as socsim wrote it: {text}{expect}", file=str(path),
+                      line=line or None)
 
 
 class Recorder(Protocol):
@@ -184,23 +203,39 @@ class StreamRecorder:
 
 
 def read_ops(directory: Path):
-    """Yield op slices of a run directory as dicts (streaming)."""
-    with open(Path(directory) / "ops.csv", newline="") as f:
-        for row in csv.DictReader(f):
-            row["batch"] = int(row["batch"])
-            row["start_s"] = float(row["start_s"])
-            row["dur_s"] = float(row["dur_s"])
-            yield row
+    """Yield op slices of a run directory as dicts (streaming); a malformed row is an
+    InputError naming the file and line."""
+    path = Path(directory) / "ops.csv"
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        try:
+            for row in reader:
+                if None in row or None in row.values():
+                    raise ValueError(f"expected {len(OPS_COLUMNS)} fields")
+                row["batch"] = int(row["batch"])
+                row["start_s"] = float(row["start_s"])
+                row["dur_s"] = float(row["dur_s"])
+                yield row
+        except PARSE_ERRORS as e:
+            raise malformed(path, reader.line_num, e, OPS_COLUMNS) from None
 
 
 def read_events(directory: Path) -> list[dict]:
+    """The instants of events.csv ([] when there is none); a malformed row is an InputError."""
     path = Path(directory) / "events.csv"
     if not path.exists():
         return []
+    rows = []
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        r["t_s"] = float(r["t_s"])
+        reader = csv.DictReader(f)
+        try:
+            for r in reader:
+                if None in r or r.get("name") is None:
+                    raise ValueError(f"expected {len(EVENT_COLUMNS)} fields")
+                r["t_s"] = float(r["t_s"])
+                rows.append(r)
+        except PARSE_ERRORS as e:
+            raise malformed(path, reader.line_num, e, EVENT_COLUMNS) from None
     return rows
 
 
@@ -209,8 +244,15 @@ def read_timeseries(directory: Path) -> tuple[list[str], "np.ndarray"]:
     path = Path(directory) / "timeseries.csv"
     with open(path, newline="") as f:
         reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            return [], np.zeros((0, 0))
-        rows = [[float(x) for x in r] for r in reader]
+        try:
+            header = next(reader, None)
+            if header is None:
+                return [], np.zeros((0, 0))
+            rows = []
+            for r in reader:
+                if len(r) != len(header):
+                    raise ValueError(f"a row has {len(r)} fields, the header {len(header)}")
+                rows.append([float(x) for x in r])
+        except PARSE_ERRORS as e:
+            raise malformed(path, reader.line_num, e) from None
     return header, np.asarray(rows, dtype=float).reshape(len(rows), len(header))

@@ -22,7 +22,8 @@ import matplotlib.ticker
 import numpy as np
 from matplotlib.figure import Figure
 
-from socsim.report.events import read_events
+from socsim.errors import InputError
+from socsim.report.events import BATCH_COLUMNS, OPS_COLUMNS, PARSE_ERRORS, malformed, read_events
 from socsim.report.timeseries import TimeSeries, energy_between_j, envelope, load_timeseries
 
 MAX_POINTS = 2000
@@ -54,9 +55,13 @@ def per_batch(run_dir: Path, ts: TimeSeries, extents: dict[int, list[float]] | N
     path = Path(run_dir) / "batches.csv"
     if path.exists():
         with open(path, newline="") as f:
-            rows = [(int(r["batch"]), float(r["start_s"]), float(r["time_s"]),
-                     float(r["energy_j"]) if r.get("energy_j") not in (None, "") else float("nan"))
-                    for r in csv.DictReader(f)]
+            reader = csv.DictReader(f)
+            try:
+                rows = [(int(r["batch"]), float(r["start_s"]), float(r["time_s"]),
+                         float(r["energy_j"]) if r.get("energy_j") not in (None, "") else float("nan"))
+                        for r in reader]
+            except PARSE_ERRORS as e:
+                raise malformed(path, reader.line_num, e, BATCH_COLUMNS) from None
         if rows:
             return rows
     if extents is None:
@@ -80,24 +85,27 @@ def scan_ops(run_dir: Path, batch: int | None) -> tuple[dict[int, list[float]], 
     if path.exists():
         with open(path, newline="") as f:
             reader = csv.reader(f)
-            next(reader, None)
-            for track, name, kind, b, phase, start_s, dur_s in reader:
-                bi, t0, dur = int(b), float(start_s), float(dur_s)
-                e = extents.get(bi)
-                if e is None:
-                    extents[bi] = [t0, t0 + dur]
-                else:
-                    if t0 < e[0]:
-                        e[0] = t0
-                    if t0 + dur > e[1]:
-                        e[1] = t0 + dur
-                item = (track, name, phase, t0, dur)
-                if bi == (1 if batch is None else batch):
-                    wanted.append(item)
-                elif batch is None and (low_b is None or bi <= low_b):
-                    if bi != low_b:
-                        low_b, low = bi, []
-                    low.append(item)
+            try:
+                next(reader, None)
+                for track, name, kind, b, phase, start_s, dur_s in reader:
+                    bi, t0, dur = int(b), float(start_s), float(dur_s)
+                    e = extents.get(bi)
+                    if e is None:
+                        extents[bi] = [t0, t0 + dur]
+                    else:
+                        if t0 < e[0]:
+                            e[0] = t0
+                        if t0 + dur > e[1]:
+                            e[1] = t0 + dur
+                    item = (track, name, phase, t0, dur)
+                    if bi == (1 if batch is None else batch):
+                        wanted.append(item)
+                    elif batch is None and (low_b is None or bi <= low_b):
+                        if bi != low_b:
+                            low_b, low = bi, []
+                        low.append(item)
+            except PARSE_ERRORS as e:
+                raise malformed(path, reader.line_num, e, OPS_COLUMNS) from None
     if batch is None and 1 not in extents:
         return extents, low_b, low
     return extents, (1 if batch is None else batch), wanted
@@ -261,11 +269,24 @@ def _section(chart_id: str, title: str, fig: Figure | None) -> str:
     return f'<h2>{html.escape(title)}</h2><div class="chart" id="{chart_id}">{body}</div>\n'
 
 
+def read_summary(path: Path) -> dict:
+    """A run's summary.json as a dict; InputError (file and line) when it is not a JSON object."""
+    try:
+        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON ({e.msg}, column {e.colno}); a run's summary.json is the JSON "
+                         "object socsim run wrote", file=str(path), line=e.lineno) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text ({e.reason})", file=str(path)) from None
+    if not isinstance(summary, dict):
+        raise InputError(f"expected a JSON object, got {type(summary).__name__}", file=str(path), line=1)
+    return summary
+
+
 def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
     """The report page of the run in ``run_dir`` as a string."""
     run_dir = Path(run_dir)
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    summary = read_summary(run_dir / "summary.json") if (run_dir / "summary.json").exists() else {}
     ts = load_timeseries(run_dir)
     events = read_events(run_dir)
     extents, chosen, slices = scan_ops(run_dir, batch_for_timeline)

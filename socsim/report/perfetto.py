@@ -7,9 +7,9 @@ run is never held in memory whole.  Layout:
 - a process ``SoC`` with one thread-like track per op track (``cpu0``..``cpu7``, ``dsp``, ``gpu``,
   ``fastrpc``, ``engine``) carrying a slice per op (debug annotations batch, phase, kind), a
   ``batches`` track (one slice per batch) and tracks for the instants of events.csv;
-- counter tracks named as Android names them (ORACLES.md section 4, calibration/hardware.yaml
-  ``android_conventions``): ``power.<rail>_uws``, ``power.<rail>_mw``, ``cpufreq <cluster>``,
-  ``<zone> Temperature``, ``batt.*``, ``mem.used_bytes``, under group tracks.
+- counter tracks named as the columns of timeseries.csv (Android's names): ``power.<rail>_uws``,
+  ``power.<rail>_mw``, ``cpufreq.<cluster>``, ``<zone> Temperature``, ``thermal.<node>_c``,
+  ``batt.*``, ``mem.used_bytes``, ``batch``, under group tracks.
 
 Descriptors, interned strings, instants and batch slices are TracePacket objects written by the
 perfetto package's streaming trace builder.  The two hot paths (op slices, counter samples; a
@@ -30,6 +30,9 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
     CounterDescriptor, TracePacket, TrackDescriptor, TrackEvent)
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
+from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
+                                  malformed)
+
 # the hand-encoded hot paths live beside this module; their public names are re-exported here
 from socsim.report.perfetto_counters import (  # noqa: F401
     _counter_row_fallback, _counter_row_py, _counters_kernel)
@@ -45,7 +48,7 @@ _GROUPS = (  # (predicate on counter name, group track, unit), first match wins
     (lambda n: n.startswith("power.") and n.endswith("_uws"), "Rail energy", "uWs"),
     (lambda n: n.startswith("power.") and n.endswith("_mw"), "Rail power", "mW"),
     (lambda n: n.startswith("cpufreq"), "CPU frequency", "MHz"),
-    (lambda n: n.endswith(" Temperature"), "Thermal", "C"),
+    (lambda n: n.endswith(" Temperature") or (n.startswith("thermal.") and n.endswith("_c")), "Thermal", "C"),
     (lambda n: n.startswith("batt."), "Battery", ""),
     (lambda n: n.startswith("mem."), "Memory", "bytes"),
 )
@@ -61,8 +64,9 @@ def track_uuid(key: str) -> int:
 
 
 def counter_track_name(column: str) -> str:
-    """Android name of a timeseries.csv column: ``cpufreq.big`` -> ``cpufreq big``."""
-    return "cpufreq " + column[8:] if column.startswith("cpufreq.") else column
+    """The counter track of a timeseries.csv column: the column's own name (``cpufreq.big``,
+    ``power.gpu_mw``, ``skin-therm Temperature``), so the trace and the CSV name a counter alike."""
+    return column
 
 
 def _ns(t_s: float) -> int:
@@ -171,25 +175,28 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
     try:
         with open(ops_csv, newline="") as f:
             reader = csv.reader(f)
-            next(reader, None)
-            for track, name, kind, batch, phase, start_s, dur_s in reader:
-                start = float(start_s)
-                t0 = round(start * 1e9)
-                t1 = max(t0, round((start + float(dur_s)) * 1e9))
-                uuid = tracks.place(track, t0, t1)
-                tail = tails.get((uuid, name, phase, kind))
-                if tail is None:
-                    ann = (annotation_str(a_phase, stream.intern(_STR, phase))
-                           + annotation_str(a_kind, stream.intern(_STR, kind)))
-                    tail = tails[(uuid, name, phase, kind)] = pending.id(begin_event_tail(
-                        uuid, stream.intern("event_names", name), ann))
-                    ends[uuid] = pending.id(end_event(uuid))
-                ann = batch_ann.get(batch)
-                if ann is None:
-                    ann = batch_ann[batch] = pending.id(annotation_int(a_batch, int(batch)))
-                rows.append((t0, t1, ann, tail, ends[uuid]))
-                if len(rows) >= _CHUNK:
-                    stream.flush()
+            try:
+                next(reader, None)
+                for track, name, kind, batch, phase, start_s, dur_s in reader:
+                    start = float(start_s)
+                    t0 = round(start * 1e9)
+                    t1 = max(t0, round((start + float(dur_s)) * 1e9))
+                    uuid = tracks.place(track, t0, t1)
+                    tail = tails.get((uuid, name, phase, kind))
+                    if tail is None:
+                        ann = (annotation_str(a_phase, stream.intern(_STR, phase))
+                               + annotation_str(a_kind, stream.intern(_STR, kind)))
+                        tail = tails[(uuid, name, phase, kind)] = pending.id(begin_event_tail(
+                            uuid, stream.intern("event_names", name), ann))
+                        ends[uuid] = pending.id(end_event(uuid))
+                    ann = batch_ann.get(batch)
+                    if ann is None:
+                        ann = batch_ann[batch] = pending.id(annotation_int(a_batch, int(batch)))
+                    rows.append((t0, t1, ann, tail, ends[uuid]))
+                    if len(rows) >= _CHUNK:
+                        stream.flush()
+            except PARSE_ERRORS as e:
+                raise malformed(ops_csv, reader.line_num, e, OPS_COLUMNS) from None
         stream.flush()
     finally:
         stream.drain = None
@@ -200,19 +207,25 @@ def _write_batches(stream: _PacketStream, tracks: _SliceTracks, batches_csv: Pat
     if not batches_csv.exists():
         return
     with open(batches_csv, newline="") as f:
-        for row in csv.DictReader(f):
-            start = float(row["start_s"])
-            t0 = _ns(start)
-            t1 = max(t0, _ns(start + float(row["time_s"])))
-            uuid = tracks.place("batches", t0, t1)
-            begin = TrackEvent(type=_BEGIN, track_uuid=uuid, name=f"batch {row['batch']}")
-            begin.debug_annotations.add(name="batch", int_value=int(row["batch"]))
-            if row.get("energy_j"):
-                begin.debug_annotations.add(name="energy_j", double_value=float(row["energy_j"]))
-            if row.get("plan"):
-                begin.debug_annotations.add(name="plan", string_value=row["plan"])
-            stream.emit(TracePacket(timestamp=t0, track_event=begin))
-            stream.emit(TracePacket(timestamp=t1, track_event={"type": _END, "track_uuid": uuid}))
+        reader = csv.DictReader(f)
+        try:
+            for row in reader:
+                if None in row or None in row.values():
+                    raise ValueError(f"expected {len(BATCH_COLUMNS)} fields")
+                start = float(row["start_s"])
+                t0 = _ns(start)
+                t1 = max(t0, _ns(start + float(row["time_s"])))
+                begin = TrackEvent(type=_BEGIN, name=f"batch {row['batch']}")
+                begin.debug_annotations.add(name="batch", int_value=int(row["batch"]))
+                if row.get("energy_j"):
+                    begin.debug_annotations.add(name="energy_j", double_value=float(row["energy_j"]))
+                if row.get("plan"):
+                    begin.debug_annotations.add(name="plan", string_value=row["plan"])
+                begin.track_uuid = uuid = tracks.place("batches", t0, t1)
+                stream.emit(TracePacket(timestamp=t0, track_event=begin))
+                stream.emit(TracePacket(timestamp=t1, track_event={"type": _END, "track_uuid": uuid}))
+        except PARSE_ERRORS as e:
+            raise malformed(batches_csv, reader.line_num, e, BATCH_COLUMNS) from None
 
 
 def _write_instants(stream: _PacketStream, tracks: _SliceTracks, events_csv: Path) -> None:
@@ -221,13 +234,17 @@ def _write_instants(stream: _PacketStream, tracks: _SliceTracks, events_csv: Pat
         return
     with open(events_csv, newline="") as f:
         reader = csv.reader(f)
-        next(reader, None)
-        for t_s, track, name, detail in reader:
-            event = TrackEvent(type=_INSTANT, track_uuid=tracks.instant_track(track or "events"),
-                               name=name)
-            if detail:
-                event.debug_annotations.add(name="detail", string_value=detail)
-            stream.emit(TracePacket(timestamp=_ns(float(t_s)), track_event=event))
+        try:
+            next(reader, None)
+            for t_s, track, name, detail in reader:
+                t_ns = _ns(float(t_s))
+                event = TrackEvent(type=_INSTANT, track_uuid=tracks.instant_track(track or "events"),
+                                   name=name)
+                if detail:
+                    event.debug_annotations.add(name="detail", string_value=detail)
+                stream.emit(TracePacket(timestamp=t_ns, track_event=event))
+        except PARSE_ERRORS as e:
+            raise malformed(events_csv, reader.line_num, e, EVENT_COLUMNS) from None
 
 
 def _counter_descriptors(stream: _PacketStream, columns: list[str]) -> list[int]:
@@ -261,6 +278,15 @@ def _write_counters(stream: _PacketStream, ts_csv: Path) -> None:
     sample): Perfetto holds a counter's value until the next, so the display is identical."""
     if not ts_csv.exists():
         return
+    state = np.zeros(2, np.int64)
+    try:
+        _write_counter_rows(stream, ts_csv, state)
+    except PARSE_ERRORS as e:
+        # state[0]: rows done; the header is line 1
+        raise malformed(ts_csv, int(state[0]) + 2, e) from None
+
+
+def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray) -> None:
     with open(ts_csv, "rb") as f:
         first = f.readline()
         header = next(csv.reader([first.decode()]), None)
@@ -277,7 +303,6 @@ def _write_counters(stream: _PacketStream, ts_csv: Path) -> None:
         out = np.empty(_OUT_CAP, np.uint8)
         fs = np.zeros((2, ncols), np.int64)
         fe = np.zeros((2, ncols), np.int64)
-        state = np.zeros(2, np.int64)
         eq = np.zeros(ncols - 1, np.bool_)
         lastv = np.zeros(ncols - 1, np.float64)
         data, pos, eof = b"", 0, False

@@ -171,7 +171,7 @@ def _counter_row_fallback(data: bytes, pos: int, ncols: int, heads: list[bytes],
     line = line[:-1] if line.endswith(b"\r") else line
     row = line.decode().split(",")
     if len(row) != ncols:
-        raise ValueError(f"timeseries.csv: a row has {len(row)} fields, the header {ncols}")
+        raise ValueError(f"a row has {len(row)} fields, the header {ncols}")
     prev = data[fs[0, 0]:fe[0, ncols - 1]].decode().split(",") if state[0] else None
     write(_counter_row_py(row, prev, heads))
     for i, v in enumerate(row[1:]):

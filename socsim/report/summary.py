@@ -14,6 +14,14 @@ def _r(x: float, nd: int = 9) -> float:
     return round(float(x), max(0, nd - 1 - int(floor(log10(abs(x))))))
 
 
+def run_precision(scheduler, workload) -> str:
+    """The precision the run trains in: the scheduler's own (a composed scheduler's base's),
+    else the workload's ``precision``."""
+    base = getattr(scheduler, "base", None)
+    return (getattr(scheduler, "precision", None) or getattr(base, "precision", None)
+            or workload.precision)
+
+
 def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool = False) -> dict[str, Any]:
     n = max(stats.batches, 1)
     total_j = sum(stats.rail_energy_j.values())
@@ -23,7 +31,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "workload": workload.name,
         "scheduler": getattr(scheduler, "name", type(scheduler).__name__),
         "model": workload.model,
-        "precision": getattr(scheduler, "precision", None) or workload.precision,
+        "precision": run_precision(scheduler, workload),
         "batch_size": workload.batch_size,
         "batches": stats.batches,
         "batches_planned": workload.total_batches,
@@ -71,6 +79,9 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "wall_time_s": 0.0 if deterministic else round(engine.wall_time_s, 3),
         "socsim_version": __version__,
     }
+    if "precision" in workload.model_fields_set and workload.precision != summary["precision"]:
+        # the workload asked for a precision the scheduler does not train in (its own is fixed)
+        summary["precision_requested"] = workload.precision
     loads = workload.environment.foreground_loads
     if loads:
         summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)

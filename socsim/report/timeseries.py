@@ -6,6 +6,7 @@ only reads it back (for the HTML report) and converts it.
 from __future__ import annotations
 
 import csv
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,23 +39,31 @@ def load_timeseries(run_dir: Path) -> TimeSeries:
     empty = TimeSeries((), np.zeros(0), np.zeros((0, 0)))
     if not path.exists():
         return empty
-    with open(path, newline="") as f:
-        header = next(csv.reader(f), None)
-    if not header or header[0] != "t_s":
-        return empty
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numpy warns on a header-only file
-        data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
-    data = data.reshape(-1, len(header))
+    from socsim.report.events import PARSE_ERRORS, malformed
+
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), None)
+        if not header or header[0] != "t_s":
+            return empty
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy warns on a header-only file
+            data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, dtype=float)
+        data = data.reshape(-1, len(header))
+    except PARSE_ERRORS as e:
+        m = re.search(r"at row (\d+)", str(e))   # numpy counts data rows from 0
+        raise malformed(path, int(m.group(1)) + 2 if m else None, e) from None
     return TimeSeries(tuple(header[1:]), data[:, 0].copy(), data[:, 1:].copy())
 
 
-def to_parquet(run_dir: Path) -> Path | None:
-    """Write ``timeseries.parquet`` beside timeseries.csv when pyarrow is importable.
+def to_parquet(run_dir: Path, out: Path | None = None) -> Path | None:
+    """Write ``timeseries.parquet`` beside timeseries.csv (or to ``out``) when pyarrow is
+    importable.
 
     Returns the written path, or None when pyarrow is absent or there is no time series.
     """
     try:
+        import pyarrow
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
     except ImportError:
@@ -62,7 +71,14 @@ def to_parquet(run_dir: Path) -> Path | None:
     src = Path(run_dir) / "timeseries.csv"
     if not src.exists() or src.stat().st_size == 0:
         return None
-    table = pacsv.read_csv(src)
+    try:
+        table = pacsv.read_csv(src)
+    except pyarrow.ArrowInvalid as e:
+        from socsim.report.events import malformed
+        raise malformed(src, None, str(e)) from None
+    if out is not None:
+        pq.write_table(table, out)
+        return Path(out)
     out = src.with_suffix(".parquet")
     tmp = out.with_name(out.name + ".tmp")
     pq.write_table(table, tmp)

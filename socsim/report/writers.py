@@ -1,7 +1,8 @@
 """Report writers of a run directory: what ``socsim run --out DIR`` and ``socsim report DIR`` call.
 
-Each output is written to a temporary name in the same directory and renamed into place, so a
-crash or a concurrent reader never sees a half-written trace or page.
+Each output is written to a temporary name in the same directory, and all are renamed into
+place once all are written, so a crash, a malformed input file or a concurrent reader never
+leaves or sees a half-written trace or page (or a new trace beside an old page).
 """
 from __future__ import annotations
 
@@ -17,16 +18,23 @@ TRACE_NAME = "trace.perfetto-trace"
 HTML_NAME = "report.html"
 
 
-def _atomic(out: Path, write: Callable[[Path], None]) -> Path:
-    """Run ``write(tmp)`` then rename tmp to ``out`` (same directory, so the rename is atomic)."""
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return out
+def _tmp_name(out: Path) -> Path:
+    return out.with_name(f".{out.name}.tmp")
+
+
+#: the recorder's files a report is drawn from, and what is missing without each
+INPUTS = {
+    "ops.csv": "no op slices (core tracks) in the trace and no op timeline",
+    "batches.csv": "no batches track; per-batch figures come from the op slices",
+    "events.csv": "no instants (throttling, trips) in the trace or charts",
+    "timeseries.csv": "no counter tracks (power, frequency, temperature, battery) and no time-series charts",
+}
+
+
+def missing_inputs(run_dir: Path) -> list[str]:
+    """One warning per recorder file missing from ``run_dir``, naming it and what is lost."""
+    return [f"{Path(run_dir) / name} is missing: {lost}" for name, lost in INPUTS.items()
+            if not (Path(run_dir) / name).exists()]
 
 
 def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
@@ -35,18 +43,29 @@ def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
     ``timeseries.parquet`` into ``run_dir``; returns the paths written, in that order.
 
     ``run_dir`` must hold the files of :class:`socsim.report.events.StreamRecorder` (ops.csv,
-    events.csv, timeseries.csv) and the summary.json; missing ones give empty tracks/charts.
+    events.csv, timeseries.csv) and the summary.json; missing ones give empty tracks/charts
+    (:func:`missing_inputs` names them), a malformed one is an InputError naming the file and
+    line.  Every output is written to a temporary name first and all are renamed into place only
+    when all succeeded: on an error the directory's previous reports are untouched.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"run directory not found: {run_dir}")
-    written: list[Path] = []
+    jobs: list[tuple[Path, Callable[[Path], object]]] = []
     if trace:
-        written.append(_atomic(run_dir / TRACE_NAME, lambda p: write_perfetto(run_dir, p)))
+        jobs.append((run_dir / TRACE_NAME, lambda p: write_perfetto(run_dir, p)))
     if html:
-        written.append(_atomic(run_dir / HTML_NAME,
-                               lambda p: write_html(run_dir, p, batch_for_timeline)))
-    parquet = to_parquet(run_dir)
-    if parquet is not None:
-        written.append(parquet)
-    return written
+        jobs.append((run_dir / HTML_NAME, lambda p: write_html(run_dir, p, batch_for_timeline)))
+    jobs.append((run_dir / "timeseries.parquet", lambda p: to_parquet(run_dir, p)))
+    done: list[Path] = []
+    try:
+        for out, write in jobs:
+            tmp = _tmp_name(out)
+            if write(tmp) is not None or tmp.exists():
+                done.append(out)
+        for out in done:
+            os.replace(_tmp_name(out), out)
+    finally:
+        for out, _ in jobs:
+            _tmp_name(out).unlink(missing_ok=True)
+    return done

@@ -83,23 +83,56 @@ def _items(overrides: list[str] | dict[str, Any] | None) -> list[tuple[str, Any]
 
 def _apply(data: dict, items: list[tuple[str, Any]], file: str = "--set",
            labels: dict[str, str] | None = None) -> tuple[dict, dict[tuple, str]]:
-    """Apply parsed overrides; returns the new data and {path set: where it came from}."""
+    """Apply parsed overrides; returns the new data and {path set: where it came from}.
+
+    A path part that is a number indexes a list already in the data
+    (``environment.memory_budget_mb.0.mb``); a list cannot grow this way (set the whole list).
+    """
     data = copy.deepcopy(data)
     paths: dict[tuple, str] = {}
     for key, value in items:
+        label = (labels or {}).get(key, file)
         parts = key.split(".")
-        _check_path(parts, key)
-        cur = data
-        for part in parts[:-1]:
-            nxt = cur.get(part)
-            if nxt is None:
-                nxt = cur[part] = {}
-            if not isinstance(nxt, dict):
+        _check_path(parts, key, label)
+        cur: Any = data
+        loc: list = []
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            if isinstance(cur, list):
+                idx = _index(cur, part, key, label, ".".join(parts[:i]))
+                loc.append(idx)
+                if last:
+                    cur[idx] = value
+                    break
+                nxt = cur[idx]
+            else:
+                loc.append(part)
+                if last:
+                    cur[part] = value
+                    break
+                nxt = cur.get(part)
+                if nxt is None:
+                    if parts[i + 1].isdigit():
+                        raise InputError(f"'{'.'.join(parts[:i + 1])}' holds no list to index; set the whole "
+                                         f"list ({'.'.join(parts[:i + 1])}=[...]) first", field=label, value=key)
+                    nxt = cur[part] = {}
+            if not isinstance(nxt, (dict, list)):
                 raise InputError(f"cannot set a sub-field of a {type(nxt).__name__}", field=key, file=file)
             cur = nxt
-        cur[parts[-1]] = value
-        paths[tuple(parts)] = (labels or {}).get(key, file)
+        paths[tuple(loc)] = label
     return data, paths
+
+
+def _index(items: list, part: str, key: str, label: str, where: str) -> int:
+    """``part`` as an index of the existing list ``items`` (at ``where``)."""
+    if not part.isdigit():
+        raise InputError(f"'{where}' is a list: address an item by its index ({where}.0...) or set the "
+                         "whole list", field=label, value=key)
+    idx = int(part)
+    if idx >= len(items):
+        raise InputError(f"'{where}' has {len(items)} item{'s' if len(items) != 1 else ''} (indices from 0); "
+                         "an item cannot be added this way: set the whole list", field=label, value=key)
+    return idx
 
 
 DEFAULT_SCHEDULER = "mnn-fp32"
@@ -149,35 +182,69 @@ def _split(item: str) -> tuple[str, str]:
     return k.strip(), v
 
 
-def _check_path(parts: list[str], key: str) -> None:
-    """Reject override paths that do not exist in the schema (options dicts are free-form)."""
+def _check_path(parts: list[str], key: str, label: str = "--set") -> None:
+    """Reject override paths that do not exist in the schema (options dicts are free-form).
+
+    A number after a list field indexes the list (``environment.memory_budget_mb.0.mb``,
+    ``input.0``); ``label`` names the option the path came from (``--set``, ``--grid``)."""
     from pydantic import BaseModel
 
-    model: Any = Workload
+    ann: Any = Workload
     for i, part in enumerate(parts):
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return  # inside a free-form mapping (scheduler.options, cpu.freq per cluster)
+        here = ".".join(parts[:i])
+        item = _list_item(ann)
+        if part.isdigit() and item is not None:
+            ann = item
+            continue
+        model = _model_in(ann)
+        if model is None:
+            if _is_mapping(ann) or ann is Any:
+                return  # inside a free-form mapping (scheduler.options, cpu.freq per cluster)
+            if item is not None:
+                raise InputError(f"'{here}' has no sub-fields: address an item of its list by index "
+                                 f"({here}.0{'.' + part if _model_in(item) is not None else ''}=...) or set "
+                                 f"the whole value ({here}=...)", field=label, value=key)
+            raise InputError(f"'{here}' has no sub-fields", field=label, value=key)
         fields = model.model_fields
         if part not in fields:
-            raise InputError(f"no such workload field; fields here: {', '.join(fields)}",
-                             field="--set", value=key)
+            if part.isdigit():
+                raise InputError(f"'{here}' is not a list; its fields: {', '.join(fields)}", field=label,
+                                 value=key)
+            raise InputError(f"no such workload field{' in ' + repr(here) if here else ''}; fields here: "
+                             f"{', '.join(fields)}", field=label, value=key)
         ann = fields[part].annotation
-        model = _model_in(ann)
-        if model is None and i < len(parts) - 1 and not _is_mapping(ann):
-            raise InputError(f"'{'.'.join(parts[:i + 1])}' has no sub-fields", field="--set", value=key)
 
 
 def _model_in(ann: Any):
-    from typing import get_args
+    """The pydantic model ``ann`` is, or one member of its union is (not inside a list)."""
+    from typing import Annotated, Union, get_args, get_origin
+    import types
 
     from pydantic import BaseModel
 
     if isinstance(ann, type) and issubclass(ann, BaseModel):
         return ann
-    for a in get_args(ann):
-        m = _model_in(a)
-        if m is not None:
-            return m
+    if get_origin(ann) in (Union, types.UnionType, Annotated):
+        for a in get_args(ann):
+            m = _model_in(a)
+            if m is not None:
+                return m
+    return None
+
+
+def _list_item(ann: Any):
+    """The item type when ``ann`` is a list, or one member of its union is; else None."""
+    from typing import Annotated, Union, get_args, get_origin
+    import types
+
+    if get_origin(ann) is list:
+        args = get_args(ann)
+        return args[0] if args else Any
+    if get_origin(ann) in (Union, types.UnionType, Annotated):
+        for a in get_args(ann):
+            it = _list_item(a)
+            if it is not None:
+                return it
     return None
 
 

@@ -1,12 +1,13 @@
 """Parameter sweeps and fleets of simulated phones.
 
-A sweep is the cross product of SoCs, schedulers and ``--set`` values; each point is an
+A sweep is the cross product of SoCs, schedulers and ``--grid`` values; each point is an
 independent run, executed in a local process pool (default) or on Ray (``backend="ray"``, when
 Ray is installed).  Results come back in the order of the points, whatever order they finish in.
 """
 from __future__ import annotations
 
 import itertools
+import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,24 +28,53 @@ class Point:
         return f"{self.soc} {self.scheduler or ''} {sets}".strip()
 
 
-def parse_grid(items: list[str]) -> dict[str, list[str]]:
-    """``["batch_size=16,32", "cpu.cores=big2,big4"]`` -> {key: [values]}."""
-    grid: dict[str, list[str]] = {}
+def _grid_values(key: str, text: str, item: str) -> list[Any]:
+    """The values of one ``--grid key=...``: comma-separated, or semicolon-separated when a value
+    is a YAML list or mapping (the text holds ``[``, ``{`` or ``;``).  Each value is parsed as
+    YAML, as ``--set`` parses its value (``16`` -> 16, ``[1,28,28]`` -> a list)."""
+    from socsim.spec import _parse_scalar
+
+    sep = ";" if any(c in text for c in "[{;") else ","
+    raw = text.split(sep)
+    if any(x.strip() == "" for x in raw):
+        where = "an empty value" if len(raw) > 1 else "no value"
+        raise InputError(f"{where} in the list (values are separated by '{sep}'"
+                         + ("" if sep == ";" else "; use ';' when values are lists such as [1,28,28]")
+                         + ")", field="--grid", value=item)
+    return [_parse_scalar(x.strip()) for x in raw]
+
+
+def parse_grid(items: list[str]) -> dict[str, list[Any]]:
+    """``["batch_size=16,32", "cpu.cores=big2,big4", "input=[1,28,28];[3,32,32]"]`` ->
+    {key: [values]}, values parsed as YAML (16 is an int).  Values are separated by commas, or by
+    semicolons when any value is a list or mapping.  A key given twice, an empty value or a
+    missing ``=`` is an error (InputError naming ``--grid``)."""
+    grid: dict[str, list[Any]] = {}
     for item in items:
         if "=" not in item:
             raise InputError("expected key=v1,v2,...", field="--grid", value=item)
         k, v = item.split("=", 1)
-        vals = [x for x in v.split(",") if x != ""]
-        if not k or not vals:
-            raise InputError("expected key=v1,v2,...", field="--grid", value=item)
-        grid[k.strip()] = vals
+        k = k.strip()
+        if not k:
+            raise InputError("expected key=v1,v2,... (the key is empty)", field="--grid", value=item)
+        if k in grid:
+            raise InputError(f"'{k}' is given twice; list all its values in one --grid {k}=v1,v2,...",
+                             field="--grid", value=item)
+        grid[k] = _grid_values(k, v, item)
     return grid
 
 
-def points(socs: list[str], schedulers: list[str | None], grid: dict[str, list[str]]) -> list[Point]:
+def points(socs: list[str], schedulers: list[str | None], grid: dict[str, list[Any]]) -> list[Point]:
     keys = sorted(grid)
     combos = list(itertools.product(*(grid[k] for k in keys))) if keys else [()]
     return [Point(s, sch, tuple(zip(keys, c))) for s in socs for sch in schedulers for c in combos]
+
+
+def _grid_overrides(grid: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
+    """A grid given with string values (the API's older form) parsed like ``--grid`` values."""
+    from socsim.spec import _parse_scalar
+
+    return {k: [_parse_scalar(v) if isinstance(v, str) else v for v in vals] for k, vals in (grid or {}).items()}
 
 
 def _run_point(args: tuple[Point, str, bool]) -> dict[str, Any]:
@@ -53,22 +83,45 @@ def _run_point(args: tuple[Point, str, bool]) -> dict[str, Any]:
     point, workload, deterministic = args
     res = run(point.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
               deterministic=deterministic)
-    return {"point": {"soc": point.soc, "scheduler": point.scheduler, "set": dict(point.overrides)},
+    # the scheduler that ran (the workload's own when the sweep names none)
+    return {"point": {"soc": point.soc, "scheduler": point.scheduler or res.summary.get("scheduler"),
+                      "set": dict(point.overrides)},
             "summary": res.summary}
+
+
+def _worker_init() -> None:
+    """In a pool worker: SIGTERM kills it outright (the parent, not the worker, cleans up), and
+    on Linux the worker gets SIGTERM when its parent dies, so a killed sweep leaves no orphans."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the parent, which stops the pool
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+            if os.getppid() == 1:           # the parent died before prctl took effect
+                os._exit(1)
+        except (OSError, AttributeError):
+            pass
 
 
 def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | None = None,
           grid: dict[str, list[str]] | None = None, jobs: int = 1, backend: str = "local",
           deterministic: bool = False, progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep; returns ``[{"point": ..., "summary": ...}, ...]`` in order."""
-    from socsim.api import _resolve_workload
+    from socsim.api import prepare
     from socsim.spec import load_soc
 
     for s in socs:
         load_soc(s)  # fail fast on an unknown SoC
-    pts = points(socs, schedulers or [None], grid or {})
+    pts = points(socs, schedulers or [None], _grid_overrides(grid))
     for p in pts[:1]:
-        _resolve_workload(str(workload), dict(p.overrides))  # fail fast on a bad path or value
+        # fail fast on a bad path or value
+        prepare(str(workload), overrides=dict(p.overrides), scheduler=p.scheduler, set_label="--grid",
+                scheduler_label="--schedulers")
     work = [(p, str(workload), deterministic) for p in pts]
     if backend == "ray":
         try:
@@ -88,9 +141,19 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
             if progress:
                 progress(i + 1, len(work))
         return out
-    with ProcessPoolExecutor(max_workers=jobs) as ex:
+    ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    try:
         for i, r in enumerate(ex.map(_run_point, work)):
             out.append(r)
             if progress:
                 progress(i + 1, len(work))
+    except BaseException:
+        # an error, Ctrl-C or SIGTERM: do not wait for the points still running
+        workers = list((getattr(ex, "_processes", None) or {}).values())
+        ex.shutdown(wait=False, cancel_futures=True)
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
+        raise
+    ex.shutdown(wait=True)
     return out

@@ -18,7 +18,7 @@ def test_sweep_grid_in_order_with_two_jobs(tmp_path):
     assert r.exit_code == 0, r.output
     pts = json.loads(out.read_text())["points"]
     assert [(p["point"]["soc"], p["point"]["set"]["batch_size"]) for p in pts] == \
-        [("sd865", "16"), ("sd865", "64"), ("sd888", "16"), ("sd888", "64")]
+        [("sd865", 16), ("sd865", 64), ("sd888", 16), ("sd888", 64)]
     t = {(p["point"]["soc"], p["summary"]["batch_size"]): p["summary"]["per_batch"]["time_s"] for p in pts}
     assert t[("sd865", 64)] > t[("sd865", 16)]
 

@@ -119,7 +119,7 @@ def test_instants_for_thermal_events(decoded: DecodedTrace, synthetic_run: Synth
 
 def test_counter_tracks_named_as_android(decoded: DecodedTrace, synthetic_run: SyntheticRun) -> None:
     expected = {f"power.{r}_uws" for r in RAILS} | {f"power.{r}_mw" for r in RAILS} | {
-        "cpufreq little", "cpufreq big", "cpu-big Temperature", "skin Temperature",
+        "cpufreq.little", "cpufreq.big", "cpu-big Temperature", "skin Temperature",
         "batt.charge_uah", "batt.capacity_pct", "batt.current_ua", "batt.voltage_mv",
         "mem.used_bytes", "batch"}
     assert set(decoded.counters) == expected
@@ -131,11 +131,11 @@ def test_counter_tracks_named_as_android(decoded: DecodedTrace, synthetic_run: S
     assert energy[-1] == pytest.approx(3000.0 * 1e3 * 0.1 * 1.1 * (n - 1), rel=0.05)
     # unchanged values are written once, plus the last sample so the track spans the run
     assert decoded.counters["batt.capacity_pct"] == [(0, 100.0), (end_ns, 100.0)]
-    freq = decoded.counters["cpufreq big"]
+    freq = decoded.counters["cpufreq.big"]
     assert {v for _, v in freq} == {2419.2, 1862.4} and freq[-1][0] == end_ns
     drop = next(ts for ts, v in freq if v == 1862.4)
     assert drop >= round(synthetic_run.throttle_t_s * 1e9)
-    group = decoded.track_names[decoded.parents[track_uuid("counter/cpufreq big")]]
+    group = decoded.track_names[decoded.parents[track_uuid("counter/cpufreq.big")]]
     assert group == "CPU frequency"
 
 

@@ -1,0 +1,85 @@
+"""Outputs that name the same target exit 2 before the run; the precision note; the progress
+bar stays off stderr when stderr is not a terminal."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+import socsim.cli as cli
+from socsim.cli import main
+
+from cli_helpers import invoke, write_workload
+
+
+@pytest.mark.parametrize("args, field", [
+    (["--json", "-", "--trace", "-"], "--trace"),
+    (["--json", "same.bin", "--trace", "same.bin"], "--trace"),
+    (["--json", "x/../same.bin", "--trace", "same.bin"], "--trace"),
+    (["--out", "o", "--json", "o/summary.json"], "--json"),
+    (["--out", "o", "--trace", "o/ops.csv"], "--trace"),
+    (["--out", "o", "--trace", "o"], "--trace"),
+    (["--out", "o/run", "--json", "o"], "--json"),
+])
+def test_two_outputs_on_one_target_exit_2(tmp_path, monkeypatch, args, field):
+    wl = write_workload(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(wl), *args)
+    assert r.exit_code == 2, r.output
+    assert f"field '{field}'" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wl.yaml"]   # nothing written
+
+
+def test_json_file_inside_out_dir_is_fine(tmp_path):
+    wl = write_workload(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(wl), "--out", str(tmp_path / "o"), "--json",
+               str(tmp_path / "o" / "mine.json"), "--quiet")
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "o" / "mine.json").read_text()) == \
+        json.loads((tmp_path / "o" / "summary.json").read_text())
+
+
+def test_precision_the_scheduler_does_not_use_is_reported(tmp_path):
+    wl = write_workload(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(wl), "--set", "precision=octo", "--json", str(tmp_path / "s.json"))
+    assert r.exit_code == 0, r.output
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["precision"] == "fp32" and s["precision_requested"] == "octo"
+    assert "note: mnn-fp32 trains fp32; the workload's precision octo is not used" in " ".join(r.output.split())
+    # the precision the scheduler trains in, or none given: no note, no key
+    for sets in (["--set", "precision=fp32"], []):
+        r = invoke("run", "--soc", "sd865", str(wl), *sets, "--json", "-")
+        assert r.exit_code == 0 and "precision_requested" not in json.loads(r.output) and "note:" not in r.output
+    r = invoke("run", "--soc", "sd865", str(wl), "--scheduler", "mnn-int8", "--json", "-")
+    assert "precision_requested" not in json.loads(r.output)   # the workload gave no precision
+
+
+def _stderr_of(args: list[str], after_s: float, monkeypatch) -> str:
+    real = cli._Progress.__init__
+
+    def fast(self, label, enabled, **kw):
+        real(self, label, enabled, **{**kw, "after_s": after_s})
+
+    monkeypatch.setattr(cli._Progress, "__init__", fast)
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output + r.stderr
+    return r.stderr
+
+
+def test_no_progress_output_when_stderr_is_not_a_terminal(tmp_path, monkeypatch):
+    wl = write_workload(tmp_path, batches=40)
+    assert _stderr_of(["run", "--soc", "sd865", str(wl)], 0.0, monkeypatch) == ""
+    assert _stderr_of(["sweep", "--soc", "sd865", str(wl), "--grid", "batch_size=8,16,32"], 0.0,
+                      monkeypatch) == ""
+
+
+def test_sweep_progress_counts_points(tmp_path, monkeypatch):
+    wl = write_workload(tmp_path)
+    buf = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buf, force_terminal=True, color_system=None, width=120))
+    _stderr_of(["sweep", "--soc", "sd865", str(wl), "--grid", "batch_size=8,16,32"], 0.0, monkeypatch)
+    text = buf.getvalue()
+    assert "/3 points" in text and "batches" not in text
