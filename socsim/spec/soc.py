@@ -33,6 +33,20 @@ def opp_range(opps: list[Opp]) -> str:
     return f"{freqs[0]:g}-{freqs[-1]:g} MHz (OPPs {', '.join(f'{f:g}' for f in freqs)})"
 
 
+class _OppRange:
+    """The top and bottom operating points of a unit with an ``opps`` table (sorted)."""
+
+    opps: list[Opp]
+
+    @property
+    def max_mhz(self) -> float:
+        return self.opps[-1].freq_mhz
+
+    @property
+    def min_mhz(self) -> float:
+        return self.opps[0].freq_mhz
+
+
 class CacheLevel(StrictModel):
     """One cache level.  ``shared_by`` says which cores (or unit) share one instance."""
 
@@ -44,7 +58,7 @@ class CacheLevel(StrictModel):
     hit_latency_cycles: PositiveInt = 4
 
 
-class Cluster(Sourced):
+class Cluster(_OppRange, Sourced):
     """A CPU cluster: cores of one type sharing a frequency (and voltage) domain."""
 
     name: str
@@ -71,14 +85,6 @@ class Cluster(Sourced):
     @property
     def count(self) -> int:
         return len(self.core_ids)
-
-    @property
-    def max_mhz(self) -> float:
-        return self.opps[-1].freq_mhz
-
-    @property
-    def min_mhz(self) -> float:
-        return self.opps[0].freq_mhz
 
 
 class Cpu(Sourced):
@@ -113,7 +119,7 @@ class Cpu(Sourced):
         return self.clusters[1:]
 
 
-class Dsp(Sourced):
+class Dsp(_OppRange, Sourced):
     """Hexagon compute DSP (cDSP) with HVX vector contexts."""
 
     name: str
@@ -149,16 +155,8 @@ class Dsp(Sourced):
             raise ValueError(f"{where} operating point of the DSP; its OPPs span {opp_range(opps)}")
         return f
 
-    @property
-    def max_mhz(self) -> float:
-        return self.opps[-1].freq_mhz
 
-    @property
-    def min_mhz(self) -> float:
-        return self.opps[0].freq_mhz
-
-
-class Gpu(Sourced):
+class Gpu(_OppRange, Sourced):
     name: str
     opps: list[Opp] = Field(min_length=1)
     fp32_flops_per_cycle: PositiveFloat
@@ -171,14 +169,6 @@ class Gpu(Sourced):
     @classmethod
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
         return check_opps(v)
-
-    @property
-    def max_mhz(self) -> float:
-        return self.opps[-1].freq_mhz
-
-    @property
-    def min_mhz(self) -> float:
-        return self.opps[0].freq_mhz
 
 
 class Dram(Sourced):
