@@ -132,10 +132,7 @@ def test_sigterm_removes_the_temporary_directory(tmp_path):
         def hidden() -> list[str]:   # the run's temporary directory (in DIR, or beside it)
             return [x.name for x in [*d.iterdir(), *tmp_path.iterdir()] if x.name.startswith(".")]
 
-        deadline = time.monotonic() + 90  # generous: CI runs this beside other tests
-        while time.monotonic() < deadline and not hidden():
-            time.sleep(0.05)
-        assert hidden(), "the run never started"
+        assert _wait_until(hidden, 90), "the run never started"  # generous: CI runs this beside other tests
         time.sleep(0.3)
         p.send_signal(signal.SIGTERM)
         _, err = p.communicate(timeout=60)
@@ -143,6 +140,16 @@ def test_sigterm_removes_the_temporary_directory(tmp_path):
         _kill_group(p)
     assert p.returncode == 143, err
     assert [x.name for x in d.iterdir()] == ["notes.txt"] and not hidden()
+
+
+def _wait_until(cond, seconds: float) -> bool:
+    """Poll ``cond`` until it holds or ``seconds`` pass; its last value."""
+    deadline = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() >= deadline:
+            return bool(cond())
+        time.sleep(0.05)
+    return True
 
 
 def _children(pid: int) -> list[int]:
@@ -172,9 +179,7 @@ def test_sigterm_stops_a_parallel_sweep_and_its_workers(tmp_path):
                           "batch_size=8,16", "--jobs", "2", "--json", str(tmp_path / "s.json")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90  # generous: CI runs this beside other tests
-        while time.monotonic() < deadline and len(_children(p.pid)) < 2:
-            time.sleep(0.05)
+        _wait_until(lambda: len(_children(p.pid)) >= 2, 90)
         workers = _children(p.pid)
         assert len(workers) >= 2, "the workers never started"
         time.sleep(0.5)
@@ -183,8 +188,5 @@ def test_sigterm_stops_a_parallel_sweep_and_its_workers(tmp_path):
     finally:
         _kill_group(p)
     assert p.returncode == 143, err
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(_running(w) for w in workers):
-        time.sleep(0.05)
-    assert not any(_running(w) for w in workers)
+    assert _wait_until(lambda: not any(_running(w) for w in workers), 20)
     assert sorted(x.name for x in tmp_path.iterdir()) == ["wl.yaml"]
