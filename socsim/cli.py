@@ -298,7 +298,7 @@ _DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
 def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
     from socsim.api import compare as api_compare, dump_json
-    from socsim.report.console import compare_table
+    from socsim.report.console import compare_table, precision_note
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     _check_outputs(json=json_path)
@@ -313,6 +313,10 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
         _write_atomic(json_path, dump_json(compare_report(runs)))
     if not quiet and json_path != "-":
         out_console.print(compare_table(runs))
+        for r in runs:
+            note = precision_note(r)
+            if note:
+                out_console.print(escape(note))
 
 
 @main.command()

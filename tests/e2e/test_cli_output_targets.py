@@ -57,6 +57,15 @@ def test_precision_the_scheduler_does_not_use_is_reported(tmp_path):
     assert "precision_requested" not in json.loads(r.output)   # the workload gave no precision
 
 
+def test_compare_notes_the_precision_a_scheduler_does_not_use(tmp_path):
+    wl = write_workload(tmp_path)
+    r = invoke("compare", "--soc", "sd865", str(wl), "--schedulers", "mnn-fp32,mnn-int8", "--set", "precision=fp32")
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "note: mnn-int8 trains niti; the workload's precision fp32 is not used" in out
+    assert "note: mnn-fp32" not in out
+
+
 def _stderr_of(args: list[str], after_s: float, monkeypatch) -> str:
     real = cli._Progress.__init__
 
