@@ -9,7 +9,7 @@ from socsim.hw.power import (SocPower, cluster_power_mw, cpu_rail, dram_power_mw
                              gpu_power_mw, leakage_mw, platform_power_mw, rail_names, voltage_v)
 from socsim.spec import load_soc
 
-# ../shared/calibration/hardware.yaml cpu_core_power_mw_at_max.sd865 (freqbench CoreMark, one core,
+# calibration/hardware.yaml cpu_core_power_mw_at_max.sd865 (freqbench CoreMark, one core,
 # idle baseline subtracted).
 FREQBENCH_MW_AT_MAX = {"little": 115.0, "mid": 710.0, "prime": 984.0}
 

@@ -1,8 +1,9 @@
 """Every SoC spec in soc_specs/ loads, is self-consistent and carries the published facts.
 
-The published facts are the seed papers' device tables (../shared/calibration/published.yaml):
+The published facts are the seed papers' device tables (calibration/published.yaml):
 Mandheling Table 5 (sd888, sd865, sd750g), Min-Energy Table II (sd855), Sage/Swan (exynos9820,
-sd845).  They are written out here so the tests do not depend on the shared folder.
+sd845), written out here as the papers state them (tests/spec/test_calibration_refs.py checks
+that every "pub:" and "hw:" reference names an entry of those files).
 """
 from __future__ import annotations
 
