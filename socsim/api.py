@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any, Callable
 from socsim import __version__
 from socsim.errors import InputError
 from socsim.spec import Origins, SocSpec, Workload, load_soc
-from socsim.spec import load_workload_located, workload_from_dict_located
+from socsim.spec import load_workload_located, resolve_workload, workload_from_dict_located
 
 
 @dataclass
@@ -54,9 +55,7 @@ def _load(workload: str | Path | dict | Workload, overrides, scheduler: str | No
         wl, origins = workload_from_dict_located(workload, name, overrides=overrides, scheduler=scheduler,
                                                  **labels)
         return wl, name, origins
-    path = Path(workload)
-    if not path.exists() and (Path(__file__).parent.parent / "workloads" / f"{workload}.yaml").exists():
-        path = Path(__file__).parent.parent / "workloads" / f"{workload}.yaml"
+    path = resolve_workload(workload)
     wl, origins = load_workload_located(path, overrides, scheduler=scheduler, **labels)
     return wl, str(path), origins
 
@@ -128,36 +127,62 @@ def _chmod_tree(root: Path) -> None:
             os.chmod(os.path.join(dirpath, f), fm)
 
 
+def output_target(path: str | Path) -> tuple[Path, bool]:
+    """Where an output file goes, and whether it is written in place.
+
+    An existing device or FIFO (``/dev/null``, a named pipe, ``/dev/stdout`` on a pipe) is
+    opened and written as it is (True): replacing it would turn it into a regular file.  Anything
+    else is written atomically (False) at the path with its symlinks resolved, so a link keeps
+    pointing at the file it names and that file gets the output.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError:   # not there yet (or a dangling link)
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return path, True
+    return Path(os.path.realpath(path)), False
+
+
 def check_writable(path: str | Path, field: str) -> None:
-    """Raise InputError (naming ``field`` and ``path``) unless a file can be created at ``path``.
+    """Raise InputError (naming ``field`` and ``path``) unless the output can be written at ``path``
+    (see :func:`output_target`).
 
     Missing parent directories are created for the probe and removed again, so a check that
     passes or fails leaves nothing behind.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise InputError("is a directory", field=field, value=str(path))
-    created = _make_parents(path, field)
+    given = str(path)
+    if Path(path).is_dir():
+        raise InputError("is a directory", field=field, value=given)
+    path, in_place = output_target(path)
+    if in_place:
+        if not os.access(path, os.W_OK):
+            raise InputError("cannot write to it: permission denied", field=field, value=given)
+        return
+    created = _make_parents(path, field, given)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
         raise InputError(f"cannot write a file in {path.parent}: {e.strerror or e}", field=field,
-                         value=str(path)) from None
+                         value=given) from None
     finally:
         _remove_dirs(created)
 
 
-def _make_parents(path: Path, field: str) -> list[Path]:
-    """Create the missing parents of ``path``; returns the directories made (outermost first)."""
+def _make_parents(path: Path, field: str, given: str | None = None) -> list[Path]:
+    """Create the missing parents of ``path``; returns the directories made (outermost first).
+    Errors name ``given`` (the path as the user typed it), else ``path``."""
+    value = str(path) if given is None else given
     missing: list[Path] = []
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         missing.append(parent)
         parent = parent.parent
     if not parent.is_dir():
-        raise InputError(f"{parent} is not a directory", field=field, value=str(path))
+        raise InputError(f"{parent} is not a directory", field=field, value=value)
     created: list[Path] = []
     try:
         for d in reversed(missing):
@@ -166,7 +191,7 @@ def _make_parents(path: Path, field: str) -> list[Path]:
     except OSError as e:
         _remove_dirs(created)
         raise InputError(f"cannot create directory {d}: {e.strerror or e}", field=field,
-                         value=str(path)) from None
+                         value=value) from None
     return created
 
 

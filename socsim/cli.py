@@ -85,10 +85,11 @@ def main() -> None:
 def _write_atomic(path: str, data: str | bytes, field: str = "--json") -> None:
     """Write ``data`` to ``path`` through a temporary file renamed into place ('-': stdout).
 
-    The file gets the permissions ``open()`` would give it (mkstemp makes 0600): an existing
-    file's, else 0666 less the umask.
+    A symlink's target gets the file (the link stays); an existing device or FIFO is written
+    in place, never replaced (:func:`socsim.api.output_target`).  The file gets the permissions
+    ``open()`` would give it (mkstemp makes 0600): an existing file's, else 0666 less the umask.
     """
-    from socsim.api import _make_parents, _remove_dirs, file_mode
+    from socsim.api import _make_parents, _remove_dirs, file_mode, output_target
 
     if path == "-":
         if isinstance(data, bytes):
@@ -96,16 +97,24 @@ def _write_atomic(path: str, data: str | bytes, field: str = "--json") -> None:
         else:
             sys.stdout.write(data)
         return
-    p = Path(path)
-    if p.is_dir():
+    if Path(path).is_dir():
         raise InputError("is a directory", field=field, value=path)
-    created = _make_parents(p, field)
+    p, in_place = output_target(path)
+    mode_w = "wb" if isinstance(data, bytes) else "w"
+    if in_place:
+        try:
+            with open(p, mode_w) as f:
+                f.write(data)
+        except OSError as e:
+            raise InputError(f"cannot write to it: {e.strerror or e}", field=field, value=path) from None
+        return
+    created = _make_parents(p, field, path)
     tmp = None
     done = False
     try:
         mode = stat.S_IMODE(p.stat().st_mode) if p.is_file() else file_mode()
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-        with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
+        with os.fdopen(fd, mode_w) as f:
             f.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, p)
@@ -209,7 +218,7 @@ class _Progress:
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
     """Simulate training WORKLOAD (a YAML file) on a SoC."""
     from socsim.api import dump_json, run as api_run
-    from socsim.report.console import precision_note, summary_table
+    from socsim.report.console import summary_table
 
     _check_distinct(out, json=json_path, trace=trace_path)
     _check_outputs(json=json_path, trace=trace_path)
@@ -234,15 +243,27 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         if tmp_dir:
             import shutil
             shutil.rmtree(tmp_dir, ignore_errors=True)
-    note = precision_note(res.summary)
+    notes = [] if quiet else _notes([res.summary], workload, sets)
     if not quiet and not to_stdout:
         out_console.print(summary_table(res.summary, deterministic=deterministic))
-        if note:
+        for note in notes:
             out_console.print(escape(note))
         if out:
             out_console.print(escape(f"wrote {out if out.endswith('/') else out + '/'} ({', '.join(res.files)})"))
-    elif note and not quiet:
-        err_console.print(escape(note), soft_wrap=True)
+    else:
+        for note in notes:
+            err_console.print(escape(note), soft_wrap=True)
+
+
+def _notes(runs: list[dict], workload: str, sets) -> list[str]:
+    """The console notes on finished runs of ``workload``: a workload precision the scheduler
+    does not train in, a memory budget the scheduler did not keep to."""
+    from socsim.api import _resolve_workload
+    from socsim.report.console import memory_budget_note, precision_note
+
+    # the summary does not carry the budget: read it from the workload as run (its --set values)
+    budget_mb = _resolve_workload(workload, list(sets))[0].environment.memory_budget_mb
+    return [n for s in runs for n in (precision_note(s), memory_budget_note(s, budget_mb)) if n]
 
 
 @main.command()
@@ -298,7 +319,7 @@ _DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
 def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
     from socsim.api import compare as api_compare, dump_json
-    from socsim.report.console import compare_table, precision_note
+    from socsim.report.console import compare_table
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     _check_outputs(json=json_path)
@@ -313,10 +334,8 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
         _write_atomic(json_path, dump_json(compare_report(runs)))
     if not quiet and json_path != "-":
         out_console.print(compare_table(runs))
-        for r in runs:
-            note = precision_note(r)
-            if note:
-                out_console.print(escape(note))
+        for note in _notes(runs, workload, sets):
+            out_console.print(escape(note))
 
 
 @main.command()
@@ -371,12 +390,24 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5, unit="points")
     try:
         rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog)
+    except InputError as e:
+        raise _as_sweep_options(e) from None
     finally:
         prog.close()
     if json_path:
         _write_atomic(json_path, dump_json({"points": rows}))
     if not quiet and json_path != "-":
         out_console.print(sweep_table(rows))
+
+
+def _as_sweep_options(e: InputError) -> InputError:
+    """A point's error in the options sweep has: a run's ``--set`` and ``--scheduler`` are the
+    sweep's ``--grid`` and ``--schedulers`` (sweep has neither of the former)."""
+    names = {"--set": "--grid", "--scheduler": "--schedulers"}
+    if e.origin not in names and e.field not in names:
+        return e
+    return type(e)(e.message, file=e.file, field=names.get(e.field, e.field), value=e.value, line=e.line,
+                   origin=names.get(e.origin, e.origin))
 
 
 @main.command()
@@ -422,9 +453,10 @@ def validate(file, soc):
     With --soc, a workload is also planned on that SoC (scheduler resolved, training graph built,
     the scheduler's plan made and checked against the SoC, no batch run).
     """
-    from socsim.spec import load_soc, load_workload
+    from socsim.spec import load_soc, load_workload, resolve_workload
     from socsim.spec.loader import load_yaml
 
+    file = str(resolve_workload(file))
     data, _ = load_yaml(file)
     if isinstance(data, dict) and "cpu" in data and "thermal" in data:
         if soc is not None:

@@ -51,6 +51,42 @@ def precision_note(s: dict[str, Any]) -> str | None:
             "is not used")
 
 
+def _budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
+    """The smallest memory budget (MB) in force during a run of ``sim_time_s``: a number, or
+    the steps of a budget profile (objects or dicts with ``at_s`` and ``mb``); the first step
+    holds from the start, as in socsim.engine.context ``memory_budget_bytes``."""
+    if budget_mb is None:
+        return None
+    if isinstance(budget_mb, (int, float)):
+        return float(budget_mb)
+    steps = sorted((st["at_s"], st["mb"]) if isinstance(st, dict) else (st.at_s, st.mb) for st in budget_mb)
+    return min(mb for i, (at_s, mb) in enumerate(steps) if i == 0 or at_s <= sim_time_s) if steps else None
+
+
+def memory_budget_note(s: dict[str, Any], budget_mb: Any) -> str | None:
+    """A one-line note when the run's peak memory went over the workload's
+    ``environment.memory_budget_mb`` (``budget_mb``), which only a scheduler that plans for it
+    (Sage) keeps to; else None."""
+    budget = _budget_in_force_mb(budget_mb, s.get("sim_time_s", 0.0))
+    peak = s["memory"]["peak_bytes"]
+    if budget is None or peak <= budget * (1 << 20):
+        return None
+    return (f"note: peak memory {_fmt_bytes(peak)} exceeds the workload's memory budget "
+            f"{_fmt_bytes(budget * (1 << 20))} (environment.memory_budget_mb): {s['scheduler']} does not "
+            "enforce it")
+
+
+def _fmt_sim_time(t_s: float) -> str:
+    """Simulated seconds: ms with 3 significant digits below 1 s (a 0.4 ms run is not 0.000 s)."""
+    return f"{t_s:.3f} s" if abs(t_s) >= 1 else fmt_time(t_s)
+
+
+def _plan_sequence(labels: list[str], keep: int = 6) -> str:
+    """The plans a run went through, in order; a long sequence keeps its ends."""
+    shown = labels if len(labels) <= keep else labels[:keep - 2] + ["..."] + labels[-2:]
+    return " -> ".join(shown) + ("" if len(labels) <= keep else f" ({len(labels)} in all)")
+
+
 def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table:
     """The run's summary.  ``deterministic``: the run reported no wall time (None: infer from a
     ``wall_time_s`` of 0)."""
@@ -64,7 +100,7 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
     if stop:
         t.add_row("stopped early", escape(f"after {_plural(s['batches'], 'batch', 'batches')}: "
                                           f"{stop}"), style="yellow")
-    t.add_row("simulated time", f"{s['sim_time_s']:.3f} s")
+    t.add_row("simulated time", _fmt_sim_time(s["sim_time_s"]))
     t.add_row("per batch", f"{fmt_time(pb['time_s'])}, {fmt_energy(pb['energy_j'])}")
     t.add_row("energy (phone)", f"{fmt_energy(e['total'])}  (training {fmt_energy(e['training'])})")
     scale, unit = (1e3, "mJ") if abs(e["total"]) < 0.1 else (1.0, "J")
@@ -73,8 +109,15 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
     t.add_row("temperature", f"peak {th['peak_c']:.1f} C, final {th['final_c']:.1f} C"
               + (f", throttled {th['time_throttled_s']:.1f} s" if th.get("time_throttled_s") else ""))
     p = s["placement"]
+    plans, config = p.get("plans") or [], p.get("config_switches") or 0
+    changed = len(plans) > 1 or config > 0
     t.add_row("placement", f"cpu {p['cpu_ops']} / dsp {p['dsp_ops']} / gpu {p['gpu_ops']} ops per batch, "
-              f"{_plural(p['switches'], 'switch', 'switches')}; cores {p.get('cpu_cores')}")
+              f"{_plural(p['switches'], 'switch', 'switches')}; cores {p.get('cpu_cores')}"
+              + (" (first plan)" if changed else ""))
+    if changed:
+        # the scheduler changed plans during the run (Swan moving off cores the foreground app uses)
+        t.add_row("plans", escape(f"{_plan_sequence(plans) if plans else 'unlabelled'}; "
+                                  f"{_plural(config, 'config switch', 'config switches')} (cores or frequency)"))
     t.add_row("peak memory", _fmt_bytes(s["memory"]["peak_bytes"]))
     for fg in s.get("foreground", []):
         t.add_row(escape(f"foreground {fg['name']}"), f"cores {fg['cores']}: throughput loss "

@@ -14,7 +14,7 @@ from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
 __all__ = ["SocSpec", "Workload", "load_soc", "load_workload", "list_socs", "soc_specs_dir",
-           "apply_overrides", "prepare_workload_data", "workloads_dir", "Origins"]
+           "apply_overrides", "prepare_workload_data", "workloads_dir", "resolve_workload", "Origins"]
 
 
 def _repo_dir(name: str) -> Path:
@@ -39,9 +39,28 @@ def list_socs() -> list[str]:
     return sorted(p.stem for p in soc_specs_dir().glob("*.yaml"))
 
 
+def resolve_workload(name_or_path: str | Path) -> Path:
+    """The workload file a command names: the path when it exists, else, for a bare file name,
+    the built-in workload of that name with or without ``.yaml`` (``quickstart``,
+    ``quickstart.yaml``, as ``socsim list workloads`` shows them).  Raises InputError if none."""
+    p = Path(name_or_path)
+    if p.exists():
+        return p
+    if p.name == str(name_or_path) and p.name not in ("", ".", ".."):
+        for cand in (workloads_dir() / p.name, workloads_dir() / f"{p.name}.yaml"):
+            if cand.is_file():
+                return cand
+    raise InputError("file not found; 'socsim list workloads' lists the built-in workloads (a bare name "
+                     "such as quickstart finds one)", file=str(name_or_path))
+
+
 @lru_cache(maxsize=64)
 def _load_soc_path(path: str) -> SocSpec:
     data, lines = load_yaml(path)
+    if isinstance(data, dict) and "model" in data and "thermal" not in data:
+        raise InputError("this file looks like a workload (it has 'model:'), not a SoC spec; give --soc a SoC "
+                         "name (socsim list socs) or a SoC spec YAML, and the workload as the argument",
+                         file=path, field="--soc", value=path)
     return validate(SocSpec, data, path, lines)
 
 

@@ -196,6 +196,19 @@ def _clean_loc(err: dict, data: Any) -> tuple:
     return tuple(clean)
 
 
+def _named_field(err: dict, loc: tuple, data: Any, origins: Origins | None) -> tuple | None:
+    """For an error about several fields (their names in ``ctx["fields"]``): the location of the
+    one an override set, else of the first one the data gives; None when it gives none."""
+    names = (err.get("ctx") or {}).get("fields") or ()
+    parent = _value_at(data, loc)
+    given = [loc + (n,) for n in names if isinstance(parent, dict) and n in parent]
+    if origins is not None:
+        for cand in given:
+            if origins.origin(cand):
+                return cand
+    return given[0] if given else None
+
+
 def validation_to_input_error(e: ValidationError, data: Any, file: str,
                               lines: _Lines | None, prefix: tuple = (),
                               origins: Origins | None = None) -> InputError:
@@ -208,7 +221,6 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
         oloc = _clean_loc(other, data)
         if len(oloc) > len(loc) and oloc[:len(loc)] == loc and loc:
             err, loc = other, oloc
-    field = ".".join(str(x) for x in prefix + loc) or "(top level)"
     kind = err["type"]
     if kind == "extra_forbidden":
         msg = "unknown key"
@@ -216,6 +228,13 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
         msg = "required field is missing"
     else:
         msg = err["msg"]
+    named = _named_field(err, loc, data, origins)
+    if named is not None:
+        # a check across fields (Workload's batches/epochs) names the one given, an override's first
+        loc = named
+        if _value_at(data, loc) is None:
+            msg = f"empty value; {msg}"
+    field = ".".join(str(x) for x in prefix + loc) or "(top level)"
     value = None if kind == "missing" else _value_at(data, loc)
     origin = origins.origin(loc) if origins is not None else None
     if origin:

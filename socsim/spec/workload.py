@@ -1,9 +1,11 @@
 """Pydantic model of a training job (``workloads/*.yaml``); DESIGN.md fixes the keys."""
 from __future__ import annotations
 
-from typing import Any, Literal
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveInt, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from socsim.spec.base import StrictModel
 
@@ -12,12 +14,49 @@ CORE_SETS = ("big1", "big2", "big3", "big4", "little1", "little2", "little3", "l
 GOVERNORS = ("performance", "powersave", "userspace", "schedutil")
 
 
-class SchedulerRef(StrictModel):
+def _members(ann: Any) -> list[Any]:
+    """The types ``ann`` admits, through ``Annotated`` and unions (not into lists or dicts)."""
+    if get_origin(ann) is Annotated:
+        return _members(get_args(ann)[0])
+    if get_origin(ann) in (Union, types.UnionType):
+        return [m for a in get_args(ann) for m in _members(a)]
+    return [ann]
+
+
+def _bool_for_number(ann: Any, v: Any) -> bool:
+    """Whether ``v`` holds a bool where ``ann`` takes a number and no bool (in a list's items
+    and a mapping's values too)."""
+    members = _members(ann)
+    if isinstance(v, bool):
+        return bool({int, float} & set(members)) and bool not in members
+    if isinstance(v, list):
+        items = [get_args(m)[0] for m in members if get_origin(m) is list and get_args(m)]
+        return any(_bool_for_number(a, x) for a in items for x in v)
+    if isinstance(v, dict):
+        values = [get_args(m)[1] for m in members if get_origin(m) is dict and len(get_args(m)) == 2]
+        return any(_bool_for_number(a, x) for a in values for x in v.values())
+    return False
+
+
+class WorkloadBlock(StrictModel):
+    """A block of a workload.  pydantic reads true/false as 1/0 where a field takes an int or
+    a float, so ``--set batches=true`` would run 1 batch: a boolean given for a number (and no
+    boolean) is an error instead, for every field of every block."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, v: Any, info: ValidationInfo) -> Any:
+        if _bool_for_number(cls.model_fields[info.field_name].annotation, v):
+            raise ValueError("expected a number, got true/false")
+        return v
+
+
+class SchedulerRef(WorkloadBlock):
     name: str = "mnn-fp32"
     options: dict[str, Any] = Field(default_factory=dict)
 
 
-class CpuSettings(StrictModel):
+class CpuSettings(WorkloadBlock):
     """Which cores the job may use and how their frequency is governed.
 
     ``cores``: a named set (big1|big2|big4|little1|little2|little4|hybrid8|...), core ids, or
@@ -67,18 +106,18 @@ class CpuSettings(StrictModel):
         return v
 
 
-class DspSettings(StrictModel):
+class DspSettings(WorkloadBlock):
     freq_mhz: float | None = Field(None, gt=0, description="default: the SoC's training clock; on a SoC, within "
                                    "the DSP's OPP range (between OPPs: the OPP below)")
     batch_padding: bool = True
 
 
-class BudgetStep(StrictModel):
+class BudgetStep(WorkloadBlock):
     at_s: float = Field(ge=0)
     mb: float = Field(gt=0)
 
 
-class ForegroundLoad(StrictModel):
+class ForegroundLoad(WorkloadBlock):
     """A foreground app occupying some cores for a while (Swan's interference)."""
 
     cores: list[int] = Field(min_length=1)
@@ -90,7 +129,7 @@ class ForegroundLoad(StrictModel):
     name: str = "foreground-app"
 
 
-class Environment(StrictModel):
+class Environment(WorkloadBlock):
     ambient_c: float = Field(25.0, ge=-20, le=60)
     memory_budget_mb: float | list[BudgetStep] | None = None
     foreground_load: ForegroundLoad | list[ForegroundLoad] | None = None
@@ -112,13 +151,17 @@ class Environment(StrictModel):
         return self.foreground_load if isinstance(self.foreground_load, list) else [self.foreground_load]
 
 
-class Output(StrictModel):
-    sample_ms: float = Field(100.0, gt=0, description="sampling period of the time series")
+class Output(WorkloadBlock):
+    sample_ms: float = Field(100.0, ge=0.1, allow_inf_nan=False,
+                             description="sampling period of the time series (ms); at least 0.1 ms (10,000 "
+                             "samples per simulated second, twice a Monsoon power monitor's 5 kHz): every "
+                             "batch is cut at each sampling boundary (socsim.engine.accounting), so a "
+                             "shorter period only costs memory and run time")
     trace_batches: int = Field(200, ge=0, description="op slices kept for the first N batches")
     trace_every: int = Field(50, ge=1, description="...then for every N-th batch")
 
 
-class Workload(StrictModel):
+class Workload(WorkloadBlock):
     name: str
     model: str
     input: list[PositiveInt] = Field(min_length=1, max_length=3)
@@ -138,11 +181,15 @@ class Workload(StrictModel):
 
     @model_validator(mode="after")
     def _length(self) -> "Workload":
+        # the error's ctx names the fields it is about: socsim.spec.loader reports the one a
+        # --set gave (``--set batches=`` empties batches) rather than the whole workload
+        fields = {"fields": ("batches", "epochs", "dataset_size")}
         if self.batches is None:
             if self.epochs is None or self.dataset_size is None:
-                raise ValueError("give either 'batches' or both 'epochs' and 'dataset_size'")
+                raise PydanticCustomError("run_length", "give either 'batches' or both 'epochs' and 'dataset_size'",
+                                          fields)
         elif self.epochs is not None:
-            raise ValueError("give 'batches' or 'epochs', not both")
+            raise PydanticCustomError("run_length", "give 'batches' or 'epochs', not both", fields)
         return self
 
     @property

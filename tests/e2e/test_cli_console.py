@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -79,3 +80,60 @@ def test_small_energies_keep_three_significant_digits(tmp_path):
     assert "5.71 mJ" in text and "12.3 mJ" in text and "0.01 J" not in text
     assert fmt_energy(20.526) == "20.5 J" and fmt_energy(0.567) == "0.567 J" and fmt_energy(0.0042) == "4.20 mJ"
     assert "mJ" in _text(summary_table(s))  # LeNet's per-batch energy is a few mJ
+
+
+def test_plans_a_scheduler_switched_to_are_shown(tmp_path):
+    """Swan moves off the cores a foreground app takes: the table shows every plan it ran and the
+    configuration switches, not only the first plan's cores."""
+    p = _wl(tmp_path, batches=60, scheduler={"name": "swan"},
+            environment={"foreground_load": {"cores": [4, 5, 6, 7], "start_s": 0.01, "duration_s": 10}})
+    js = tmp_path / "s.json"
+    r = invoke("run", "--soc", "sd865", str(p), "--json", str(js))
+    assert r.exit_code == 0, r.output
+    pl = json.loads(js.read_text())["placement"]
+    assert len(pl["plans"]) > 1 and pl["config_switches"] > 0
+    out = " ".join(re.sub(r"[│┃]", " ", r.output).split())    # table cells may wrap
+    assert " -> ".join(pl["plans"]) in out
+    assert f"{pl['config_switches']} config switches" in out and "(first plan)" in out
+
+
+def test_one_plan_shows_no_plans_row(tmp_path):
+    s = _summary(tmp_path)
+    assert len(s["placement"]["plans"]) <= 1 and s["placement"]["config_switches"] == 0
+    text = _text(summary_table(s))
+    assert "config switch" not in text and "(first plan)" not in text
+    t = copy.deepcopy(s)
+    t["placement"]["plans"] = [f"p{i}" for i in range(10)]
+    t["placement"]["config_switches"] = 1
+    text = " ".join(_text(summary_table(t)).split())
+    assert "p0 -> p1 -> p2 -> p3 -> ... -> p8 -> p9 (10 in all); 1 config switch " in text
+
+
+def test_short_simulated_time_keeps_its_digits(tmp_path):
+    s = _summary(tmp_path)
+    for t_s, want in ((0.0004, "0.400 ms"), (0.0123, "12.3 ms"), (0.5, "500.0 ms"), (91.7958, "91.796 s")):
+        t = copy.deepcopy(s)
+        t["sim_time_s"] = t_s
+        line = next(x for x in _text(summary_table(t)).splitlines() if "simulated time" in x)
+        assert want in line, line
+
+
+def test_memory_budget_the_scheduler_does_not_keep_is_noted(tmp_path):
+    p = _wl(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(p), "--set", "environment.memory_budget_mb=1")
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "note: peak memory" in out and "memory budget 1.0 MiB (environment.memory_budget_mb): " \
+        "mnn-fp32 does not enforce it" in out
+    r = invoke("compare", "--soc", "sd865", str(p), "--schedulers", "mnn-fp32,mnn-int8",
+               "--set", "environment.memory_budget_mb=0.1")
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "mnn-fp32 does not enforce it" in out and "mnn-int8 does not enforce it" in out
+    # a budget the run stays within, a later step the run never reaches, --quiet: no note
+    for sets in (["--set", "environment.memory_budget_mb=1000"],
+                 ["--set", "environment.memory_budget_mb=[{at_s: 0, mb: 1000}, {at_s: 1000, mb: 1}]"]):
+        r = invoke("run", "--soc", "sd865", str(p), *sets)
+        assert r.exit_code == 0 and "note:" not in r.output, r.output
+    r = invoke("run", "--soc", "sd865", str(p), "--set", "environment.memory_budget_mb=1", "--quiet")
+    assert r.exit_code == 0 and r.output == ""

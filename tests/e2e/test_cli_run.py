@@ -10,6 +10,8 @@ from click.testing import CliRunner
 from socsim.cli import main
 from socsim.spec import list_socs
 
+from cli_helpers import write_workload
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = str(ROOT / "workloads" / "quickstart.yaml")
 SUMMARY_KEYS = {"soc", "workload", "scheduler", "batches", "sim_time_s", "per_batch", "energy_j", "thermal",
@@ -122,3 +124,28 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path):
     assert "batch_size" in r.output and "-3" in r.output
     assert not out.exists() and not d.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_builtin_workload_by_bare_name_from_any_directory(tmp_path, monkeypatch):
+    """`socsim list workloads` shows file names; a bare one (with or without .yaml) that is not in
+    the working directory is the built-in workload."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("quickstart", "quickstart.yaml"):
+        r = CliRunner().invoke(main, ["run", "--soc", "sd865", name, "--set", "batches=2", "--json", "-"])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output)["workload"] == "quickstart-lenet"
+        r = CliRunner().invoke(main, ["validate", name])
+        assert r.exit_code == 0 and "quickstart-lenet" in r.output, r.output
+    # a file of that name in the working directory comes first
+    write_workload(tmp_path, name="mine").rename(tmp_path / "quickstart.yaml")
+    r = CliRunner().invoke(main, ["run", "--soc", "sd865", "quickstart.yaml", "--json", "-"])
+    assert r.exit_code == 0 and json.loads(r.output)["workload"] == "mine", r.output
+
+
+def test_missing_workload_points_at_the_list(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("nosuch", "nosuch.yaml", "./quickstart.yaml", "sub/quickstart.yaml"):
+        r = CliRunner().invoke(main, ["run", "--soc", "sd865", name, "--quiet"])
+        assert r.exit_code == 2, r.output
+        out = " ".join(r.output.split())
+        assert f"{name}: file not found" in out and "socsim list workloads" in out

@@ -28,3 +28,16 @@ def test_sweep_bad_grid_exits_2(tmp_path):
     assert r.exit_code == 2 and "--grid" in r.output
     r = CliRunner().invoke(main, ["sweep", "--soc", "nosuch", QUICK])
     assert r.exit_code == 2 and "nosuch" in r.output
+
+
+def test_sweep_errors_name_the_sweep_options(tmp_path):
+    """A value only a run can refuse (a core sd865 lacks, a scheduler the SoC cannot run) names
+    the option the user typed, not the run's --set / --scheduler."""
+    r = CliRunner().invoke(main, ["sweep", "--soc", "sd865", QUICK, "--grid", "cpu.cores=[12]", "--grid",
+                                  "batches=2", "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert "field 'cpu.cores' (from --grid)" in r.output and "--set" not in r.output
+    r = CliRunner().invoke(main, ["sweep", "--soc", "exynos9820", QUICK, "--schedulers", "mnn-fp32,mandheling",
+                                  "--grid", "batches=2", "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert "field 'scheduler.name' (from --schedulers)" in r.output and "(from --scheduler)" not in r.output
