@@ -1,13 +1,16 @@
 """Where a batch's energy goes: rails, the thermal network, the throttling governor, the battery
 and the sampled time series.
 
-After each batch the engine hands :meth:`Accounting.account` the batch's template.  The batch
+For each batch the engine hands :meth:`Accounting.account` the batch's template.  The batch
 is cut at sampling boundaries into pieces of piecewise-constant power; the thermal network
 advances exactly over every piece (modal solution), static power is evaluated at the current
 temperatures (leakage feedback), the battery steps with the batch's mean power, and the
-step-wise governor polls at its period while a zone is near or past a trip.  Samples go to the
-recorder as one block per batch.  The live readings (temperatures, caps, battery) are mirrored
-into the run context the scheduler hooks see.
+step-wise governor polls at its period while a zone is near or past a trip.  A poll whose caps
+change the running frequencies ends the accounting there, and the engine carries the batch on
+at the new ones.  Samples go to the recorder as one block per batch: a row at each sampling
+boundary with the state then and the means over the interval that follows (docs/modeling.md,
+Sampled counters).  The live readings (temperatures, caps, battery) are mirrored into the run
+context the scheduler hooks see.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import numpy as np
 from socsim.engine.batch import BatchWalker
 from socsim.engine.context import RunContext
 from socsim.engine.template import BatchTemplate
-from socsim.hw.battery import BatteryState, battery_counters, battery_step
+from socsim.hw.battery import BatteryState, battery_counters, battery_step, counter_columns, step_profile
 from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor
 from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import Plan, ThermalEvent
@@ -49,11 +52,8 @@ class Accounting:
         self.temps = self.thermal.initial_temps()
         self.battery = BatteryState.initial(soc.battery, env_spec.initial_soc)
         self.sample_s = workload.output.sample_ms * 1e-3
-        # sampling state: energy since the last sample boundary, cumulative rail energy
         self._next_sample_s = self.sample_s
-        self._window_j = np.zeros(len(self.rails))
         self._batt_i, self._batt_v = 0.0, soc.battery.nominal_voltage_v
-        self._cum_j = np.zeros(len(self.rails))
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._heat_map = self._heat_matrix()
         self._static_terms: dict[int, tuple] = {}
@@ -70,6 +70,20 @@ class Accounting:
         self._throttled = False
         # below this reading a zone is far from its first trip: the governor cannot act
         self._zone_alert = np.array([(min(z.trips_c) - 5.0) if z.trips_c else math.inf for z in zones])
+        # sampling state (docs/modeling.md, Outputs): the row at the last sampling boundary waits
+        # for the interval after it; its state (energy so far, temperatures, charge) is known, its
+        # interval means (power, current, voltage) build up in the windows; ``_row_fwd`` (the
+        # frequencies, memory and batch from the boundary on) comes from the batch running then
+        self._row_t = 0.0
+        self._row_cum_j = np.zeros(len(self.rails))
+        self._row_temps = self.temps.copy()
+        self._row_charge_c = self.battery.charge_c
+        self._row_fwd: tuple | None = None
+        self._last_fwd: tuple | None = None
+        self._last_means: tuple | None = None
+        self._window_j = np.zeros(len(self.rails))
+        self._window_q_c = 0.0   # charge drawn since the row (coulombs)
+        self._window_vs = 0.0    # terminal volt-seconds since the row
         self.publish()
 
     def publish(self) -> None:
@@ -96,52 +110,72 @@ class Accounting:
             return self.thermal.ambient_c
         return float(self.temps[self.thermal.index(node)])
 
-    def account(self, t0: float, tpl: BatchTemplate, plan: Plan, freqs: dict[str, float]) -> float:
-        """Integrate energy over the batch, sample, advance thermal/battery, run the governor.
+    def account(self, t0: float, tpl: BatchTemplate, plan: Plan, freqs: dict[str, float],
+                start_s: float = 0.0, stop_if: Callable[[dict[str, float]], bool] | None = None
+                ) -> tuple[float, float]:
+        """Integrate energy over a batch from offset ``start_s`` of ``tpl`` (at time ``t0``) to
+        its end, sample, advance thermal/battery, run the governor.  Returns (the offset of
+        ``tpl`` reached, energy in J): the end of the batch, unless a governor poll set caps
+        for which ``stop_if(caps)`` is true (the running frequencies change there; the engine
+        carries on at the new ones).
 
         The batch is cut at sampling boundaries into pieces; the thermal network advances
         exactly over each piece with that piece's mean power (exact for piecewise-constant
         power), all pieces at once.  The governor polls at each boundary while any zone is near
         or past a trip; far from every trip it cannot act, and is not asked.  The battery steps
-        once per batch with the batch's mean power (its state of charge moves by ~1e-5 per
-        second of training).
+        once with the mean power of what was accounted (its state of charge moves by ~1e-5 per
+        second of training); the samples spread its current over the pieces (``step_profile``).
         """
-        dur = tpl.duration_s
+        a = start_s
+        dur = tpl.duration_s - a
         t1 = t0 + dur
         static_mw = self._static(plan, freqs, tpl)
-        batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
         grid = self._next_sample_s + self.sample_s * np.arange(n_grid)
         offs = np.append(grid - t0, dur)
-        cum = tpl.dyn_energy_until(offs)
+        if a > 0.0:
+            cum0 = tpl.dyn_energy_until(np.array([a]))
+            cum = tpl.dyn_energy_until(offs + a)
+        else:
+            cum0 = np.zeros((1, len(self.rails)))
+            cum = tpl.dyn_energy_until(offs)
         dts = np.diff(offs, prepend=0.0)
-        piece_j = np.diff(cum, axis=0, prepend=np.zeros((1, cum.shape[1]))) + np.outer(dts, static_mw * 1e-3)
+        piece_j = np.diff(cum, axis=0, prepend=cum0) + np.outer(dts, static_mw * 1e-3)
         safe = np.where(dts > 0, dts, 1.0)
         node_w = (piece_j / safe[:, None]) @ self._heat_map
         temps = self.thermal.advance_many(self.temps, node_w, dts)
-        self._thermal_bookkeeping(temps, t0 + offs, dts)
+        zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
+        stop = self._poll(zt, t0 + offs, t1, stop_if)
+        if stop is not None:
+            # caps changed at the end of piece ``stop`` (a sampling boundary): this part ends there
+            n_grid = stop + 1
+            grid = grid[:n_grid]
+            dur = float(offs[stop])
+            t1 = t0 + dur
+            offs = np.append(offs[:n_grid], dur)
+            dts = np.append(dts[:n_grid], 0.0)
+            piece_j = np.vstack([piece_j[:n_grid], np.zeros((1, len(self.rails)))])
+            temps = np.vstack([temps[:n_grid], temps[stop:stop + 1]])
+            zt = np.vstack([zt[:n_grid], zt[stop:stop + 1]])
+            batch_j = cum[stop] - cum0[0] + static_mw * 1e-3 * dur
+        elif a > 0.0:
+            batch_j = tpl.dyn_energy_j - cum0[0] + static_mw * 1e-3 * dur
+        else:
+            batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
+        self._peaks(temps, zt)
         self.temps = temps[-1]
         charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
         batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
+        before = self.battery
         if dur > 0:
             self.battery, self._batt_i, self._batt_v = battery_step(
                 self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w)
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = batt_temp
-        if n_grid and not isinstance(self.recorder, NullRecorder):
-            window = piece_j[:n_grid].copy()
-            window[0] += self._window_j
-            cum = self._cum_j + np.cumsum(window, axis=0)
-            self._cum_j = cum[-1].copy()
-            self._window_j = piece_j[n_grid].copy()
-            self._samples(grid, window, cum, tpl.mem_at(offs[:n_grid]), freqs, temps[:n_grid])
-        elif n_grid:
-            self._cum_j += self._window_j + piece_j[:n_grid].sum(axis=0)
-            self._window_j = piece_j[n_grid].copy()
-        else:
-            self._window_j = self._window_j + piece_j[0]
+        if not isinstance(self.recorder, NullRecorder):
+            self._sample_chunk(tpl, a, freqs, grid, offs, dts, piece_j, temps, before, batt_temp)
         if n_grid:
             self._next_sample_s = float(grid[-1]) + self.sample_s
         st = self.stats
@@ -149,7 +183,7 @@ class Accounting:
             st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
         st.idle_energy_j += float(self._idle_mw.sum()) * 1e-3 * dur
         st.peak_mem_bytes = max(st.peak_mem_bytes, int(plan.peak_memory_bytes))
-        return float(batch_j.sum())
+        return (tpl.duration_s if stop is None else a + dur), float(batch_j.sum())
 
     def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
         """Static rail power at the current temperatures (leakage doubles every ``doubling_c``)."""
@@ -161,32 +195,40 @@ class Accounting:
         t = self.temps[self._rail_nodes] if self._rail_nodes_ok else np.array([self._node_temp(r) for r in self.rails])
         return base + leak * np.exp2((t - 25.0) / doubling)
 
-    def _thermal_bookkeeping(self, temps: np.ndarray, ends: np.ndarray, dts: np.ndarray) -> None:
-        """Peaks, zone readings and governor polls over a batch's pieces."""
+    def _peaks(self, temps: np.ndarray, zt: np.ndarray) -> None:
+        """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
         st = self.stats
         st.peak_c = max(st.peak_c, float(temps.max()))
-        zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
         zmax = zt.max(axis=0) if len(zt) else np.zeros(0)
         for j, z in enumerate(self._zone_names):
             if zmax[j] > st.zone_peak_c.get(z, -math.inf):
                 st.zone_peak_c[z] = float(zmax[j])
-        near = bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
-        if near:
-            # the governor polls every ``polling_s``; between polls nothing can change, nor at a
-            # poll with every zone idle and below its first trip (step_wise no-op)
-            hot = (zt >= self._zone_alert + 5.0).any(axis=1).tolist()
-            ends_l, dts_l, zt_l = ends.tolist(), dts.tolist(), zt.tolist()
-            idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
-            for k in range(len(ends_l)):
-                if idle and not hot[k]:
-                    continue
-                if ends_l[k] - self._last_poll_s >= self._poll_s - 1e-12:
-                    self._last_poll_s = ends_l[k]
-                    self._govern(dict(zip(self._zone_names, zt_l[k])), ends_l[k])
-                    idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
-                if self._throttled:
-                    st.time_throttled_s += dts_l[k]
         self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
+
+    def _poll(self, zt: np.ndarray, ends: np.ndarray, t1: float,
+              stop_if: Callable[[dict[str, float]], bool] | None) -> int | None:
+        """Governor polls over a batch's pieces (zone readings ``zt`` at the piece ends ``ends``).
+        Returns the piece at whose end, before ``t1``, the caps changed so that ``stop_if(caps)``
+        (the polls after it are then the next part's), else None."""
+        zmax = zt.max(axis=0) if len(zt) else np.zeros(0)
+        near = bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
+        if not near:
+            return None
+        # the governor polls every ``polling_s``; between polls nothing can change, nor at a
+        # poll with every zone idle and below its first trip (step_wise no-op)
+        hot = (zt >= self._zone_alert + 5.0).any(axis=1).tolist()
+        ends_l, zt_l = ends.tolist(), zt.tolist()
+        idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+        for k in range(len(ends_l)):
+            if idle and not hot[k]:
+                continue
+            if ends_l[k] - self._last_poll_s >= self._poll_s - 1e-12:
+                self._last_poll_s = ends_l[k]
+                changed = self._govern(dict(zip(self._zone_names, zt_l[k])), ends_l[k])
+                idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+                if changed and stop_if is not None and ends_l[k] < t1 - 1e-9 and stop_if(self.caps):
+                    return k
+        return None
 
     def _node_temp_by_node(self, node: str) -> float:
         try:
@@ -194,10 +236,12 @@ class Accounting:
         except KeyError:
             return self.thermal.ambient_c
 
-    def _govern(self, zone_temps: dict[str, float], t_s: float) -> None:
+    def _govern(self, zone_temps: dict[str, float], t_s: float) -> bool:
+        """One governor poll at ``t_s``; whether it changed the caps."""
         dec = self.governor.update(self.gov_state, zone_temps, t_s)
         self.gov_state = dec.state
-        if dec.caps_mhz != self.caps:
+        changed = dec.caps_mhz != self.caps
+        if changed:
             self.caps = dec.caps_mhz
             self._throttled = any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters)
             self.rctx.caps_mhz = dict(self.caps)
@@ -210,16 +254,104 @@ class Accounting:
             te = ThermalEvent(t_s, ev.zone, ev.temp_c, ev.trip, ev.direction == "up",
                               tuple(sorted(self.caps.items())))
             self.on_trip(te)
+        return changed
 
-    def final_sample(self, now_s: float, peak_mem_bytes: int, freqs: dict[str, float]) -> None:
-        """Close the last, partial sampling window so every run has samples up to its end."""
-        last = self._next_sample_s - self.sample_s
-        if now_s - last > 1e-12 and not isinstance(self.recorder, NullRecorder):
-            self._cum_j = self._cum_j + self._window_j
-            self._samples(np.array([now_s]), self._window_j[None, :], self._cum_j[None, :],
-                          np.array([float(peak_mem_bytes)]), freqs, self.temps[None, :],
-                          window_s=now_s - last)
-            self._window_j = np.zeros(len(self.rails))
+    def _sample_chunk(self, tpl: BatchTemplate, a: float, freqs: dict[str, float], grid: np.ndarray,
+                      offs: np.ndarray, dts: np.ndarray, piece_j: np.ndarray, temps: np.ndarray,
+                      before: BatteryState, batt_temp_c: float) -> None:
+        """Rows of the sampling boundaries ``grid`` inside this part of a batch (its pieces end
+        at ``offs``, chunk-relative; the last piece runs past the last boundary), each written
+        once the interval after it is complete: the row waiting from before, then all but the
+        last boundary, which waits in turn."""
+        n = len(grid)
+        fq = [freqs.get(c.name, c.min_mhz) for c in self.soc.cpu.clusters]
+        batch = float(self.rctx.batch)
+        dur = float(offs[-1])
+        mem = tpl.mem_at(a + np.concatenate(([0.0], offs)))   # at the start, the boundaries, the end
+        if self._row_fwd is None:
+            self._row_fwd = (fq, float(mem[0]), batch)
+        self._last_fwd = (fq, float(mem[-1]), batch)
+        if dur > 0:
+            power_w = piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0)
+            cur_a, volt_v = step_profile(self.soc.battery, self.battery, self._batt_i, self._batt_v,
+                                         batt_temp_c, power_w, dts)
+            q_c, vs = cur_a * dts, volt_v * dts
+        else:
+            q_c = vs = np.zeros(len(dts))
+        if n == 0:
+            self._window_j = self._window_j + piece_j[0]
+            self._window_q_c += float(q_c[0])
+            self._window_vs += float(vs[0])
+            return
+        window = piece_j[:n].copy()
+        window[0] += self._window_j
+        wq, wvs = q_c[:n].copy(), vs[:n].copy()
+        wq[0] += self._window_q_c
+        wvs[0] += self._window_vs
+        t_rows = np.empty(n)
+        t_rows[0] = self._row_t
+        t_rows[1:] = grid[:-1]
+        period = grid - t_rows
+        cum = np.cumsum(window, axis=0)
+        cum += self._row_cum_j
+        charge = before.charge_c - np.cumsum(q_c[:n])
+        if self._columns is None:
+            self._columns = self._sample_columns()
+        nr, nc, nz = len(self.rails), len(fq), len(self._zone_nodes)
+        block = np.empty((n, len(self._columns)))
+        block[0, :nr] = self._row_cum_j * 1e6
+        block[1:, :nr] = cum[:-1] * 1e6
+        block[:, nr:2 * nr] = window / period[:, None] * 1e3
+        c = 2 * nr
+        block[0, c:c + nc] = self._row_fwd[0]
+        block[1:, c:c + nc] = fq
+        c += nc
+        row_temps = np.vstack([self._row_temps[None, :], temps[:n - 1]])
+        block[:, c:c + nz] = row_temps[:, self._zone_nodes]
+        c += nz
+        block[:, c:c + row_temps.shape[1]] = row_temps
+        c += row_temps.shape[1]
+        charges = np.empty(n)
+        charges[0] = self._row_charge_c
+        charges[1:] = charge[:-1]
+        block[:, c:c + 4] = counter_columns(charges, self.battery.capacity_c, wq / period, wvs / period)
+        block[0, c + 4] = self._row_fwd[1]
+        block[1:, c + 4] = mem[1:n]
+        block[0, c + 5] = self._row_fwd[2]
+        block[1:, c + 5] = batch
+        self.recorder.samples(self._columns, t_rows, block)
+        self._last_means = (window[-1] / period[-1] * 1e3, float(wq[-1] / period[-1]), float(wvs[-1] / period[-1]))
+        self._row_t = float(grid[-1])
+        self._row_cum_j = cum[-1]
+        self._row_temps = temps[n - 1]
+        self._row_charge_c = float(charge[-1])
+        inside = offs[n - 1] < dur - 1e-12   # else the part after the boundary tells its frequencies
+        self._row_fwd = (fq, float(mem[n]), batch) if inside else None
+        self._window_j = piece_j[n].copy()
+        self._window_q_c, self._window_vs = float(q_c[n]), float(vs[n])
+
+    def final_sample(self, now_s: float, freqs: dict[str, float]) -> None:
+        """Close the last, partial sampling interval and write a row at the end of the run (its
+        state then; its interval values repeat the last interval's: it spans no time)."""
+        if isinstance(self.recorder, NullRecorder):
+            return
+        fq = [freqs.get(c.name, c.min_mhz) for c in self.soc.cpu.clusters]
+        last = self._last_fwd or (fq, 0.0, float(self.rctx.batch))
+        fwd = self._row_fwd or last
+        period = now_s - self._row_t
+        if period > 1e-12:
+            mw = self._window_j / period * 1e3
+            cur, volt = self._window_q_c / period, self._window_vs / period
+            self._emit(np.array([self._row_t, now_s]),
+                       np.vstack([self._row_cum_j, self._row_cum_j + self._window_j]), np.vstack([mw, mw]),
+                       np.array([fwd[0], last[0]], float), np.vstack([self._row_temps, self.temps]),
+                       np.array([self._row_charge_c, self.battery.charge_c]), np.array([cur, cur]),
+                       np.array([volt, volt]), np.array([fwd[1], last[1]]), np.array([fwd[2], last[2]]))
+        else:
+            mw, cur, volt = self._last_means or (np.zeros(len(self.rails)), self._batt_i, self._batt_v)
+            self._emit(np.array([self._row_t]), self._row_cum_j[None, :], np.asarray(mw)[None, :],
+                       np.array([fwd[0]], float), self._row_temps[None, :], np.array([self._row_charge_c]),
+                       np.array([cur]), np.array([volt]), np.array([fwd[1]]), np.array([fwd[2]]))
 
     def _sample_columns(self) -> list[str]:
         cols = [f"power.{r}_uws" for r in self.rails] + [f"power.{r}_mw" for r in self.rails]
@@ -229,20 +361,19 @@ class Accounting:
         cols += list(battery_counters(self.battery, 0.0, 0.0))
         return cols + ["mem.used_bytes", "batch"]
 
-    def _samples(self, t: np.ndarray, window_j: np.ndarray, cum_j: np.ndarray, mem: np.ndarray,
-                 freqs: dict[str, float], temps: np.ndarray, window_s: float | None = None) -> None:
-        """Hand the recorder a block of samples (one row per sampling boundary)."""
+    def _emit(self, t: np.ndarray, cum_j: np.ndarray, power_mw: np.ndarray, freqs_mhz: np.ndarray,
+              temps: np.ndarray, charge_c: np.ndarray, current_a: np.ndarray, terminal_v: np.ndarray,
+              mem: np.ndarray, batch: np.ndarray) -> None:
+        """Hand the recorder a block of rows: the state at each ``t`` (energy so far,
+        temperatures, charge) and the means over the interval from it to the next row (power,
+        current, voltage), with the frequencies, memory and batch in effect from ``t`` on."""
         if self._columns is None:
             self._columns = self._sample_columns()
         k = len(t)
-        period = window_s or self.sample_s
-        batt = np.array(list(battery_counters(self.battery, self._batt_i, self._batt_v).values()))
         block = np.column_stack([
-            cum_j * 1e6, window_j / period * 1e3,
-            np.tile([freqs.get(c.name, c.min_mhz) for c in self.soc.cpu.clusters], (k, 1)),
+            cum_j * 1e6, power_mw, freqs_mhz,
             temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((k, 0)),
-            temps, np.tile(batt, (k, 1)), np.asarray(mem, float)[:, None],
-            np.full((k, 1), float(self.rctx.batch)),
+            temps, counter_columns(charge_c, self.battery.capacity_c, current_a, terminal_v),
+            np.asarray(mem, float)[:, None], np.asarray(batch, float)[:, None],
         ])
         self.recorder.samples(self._columns, np.asarray(t, float), block)
-

@@ -156,11 +156,13 @@ class BatchWalker:
             yield Seg(dur, res, res, step.label or op.name, op.kind, op.phase, dyn, busy, cost.dram_bytes, mem,
                       f"{unit}_ops")
 
-    def template(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0) -> BatchTemplate:
-        """The batch's template computed directly (no SimPy): what an estimate needs."""
+    def template(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
+                 scheduler_name: str = "?", bg_dram_gbs: float = 0.0) -> BatchTemplate:
+        """The batch's template: its segments one after the other, as the seed systems run a
+        batch's ops (what the engine replays, and what an estimate needs)."""
         b = TemplateBuilder(len(self.rails))
         t = 0.0
-        for s in self.segments(plan, freqs, prep, share):
+        for s in self.segments(plan, freqs, prep, share, scheduler_name, bg_dram_gbs):
             b.add(t, s)
             t += s.dur
         return b.build(t)

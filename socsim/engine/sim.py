@@ -1,14 +1,15 @@
-"""The simulation engine: training batches as SimPy processes on a simulated SoC.
+"""The simulation engine: training batches as a SimPy process on a simulated SoC.
 
-Processing units are SimPy resources (one per CPU core, the DSP, the GPU).  The training loop is
-a process; each batch's ops hold their unit for the time the unit's cost model gives at the
-current operating point.  Foreground apps are processes that occupy cores for a while.  After
-each batch :class:`~socsim.engine.accounting.Accounting` integrates rail energy, advances the
-thermal network and the battery, lets the throttling governor cap cluster frequencies, and hands
-the samples to the recorder.
+The training loop is a process; a batch's ops run one after the other (as the seed systems run
+them), each for the time its unit's cost model gives at the current operating point.
+Foreground apps and a memory-budget profile are processes too.  For each batch
+:class:`~socsim.engine.accounting.Accounting` integrates rail energy, advances the thermal
+network and the battery, lets the throttling governor cap cluster frequencies, and hands the
+samples to the recorder; where the governor's caps change the frequencies mid-batch, the rest of
+the batch runs at the new ones.
 
-The first batch of a distinct (plan, operating point, interference) runs op by op; later
-identical batches replay its :class:`~socsim.engine.template.BatchTemplate` as one event.
+The timeline of a distinct (plan, operating point, interference) is walked once into a
+:class:`~socsim.engine.template.BatchTemplate`; later identical batches replay it as one event.
 """
 from __future__ import annotations
 
@@ -65,6 +66,23 @@ class RunStats:
     fg_contended_core_s: list[float] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A stretch of a batch at one operating point: offsets [a_s, b_s] of ``tpl``, from
+    ``t_s``.  ``training`` is False for a config switch the batch pays before its ops."""
+
+    t_s: float
+    tpl: BatchTemplate
+    a_s: float
+    b_s: float
+    energy_j: float
+    training: bool = True
+
+    @property
+    def dur_s(self) -> float:
+        return self.b_s - self.a_s
+
+
 class Engine:
     def __init__(self, soc: SocSpec, workload: Workload, scheduler, recorder: Recorder | None = None,
                  progress: Callable[[int, int], None] | None = None, file: str | None = None) -> None:
@@ -81,9 +99,6 @@ class Engine:
         self.ridx = self.walker.ridx
         env_spec = workload.environment
         self.env = simpy.Environment()
-        self.cores = {i: simpy.Resource(self.env, 1) for c in soc.cpu.clusters for i in c.core_ids}
-        self.dsp = simpy.Resource(self.env, 1)
-        self.gpu = simpy.Resource(self.env, 1)
         self.rctx = RunContext(plan_ctx=self.pctx, charging=env_spec.charging)
         self.stats = RunStats()
         self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
@@ -146,7 +161,7 @@ class Engine:
             if type(cause) is type(e):
                 raise cause from None
             raise
-        self.acct.final_sample(self.env.now, self.stats.peak_mem_bytes, self._freqs)
+        self.acct.final_sample(self.env.now, self._freqs)
         self.stats.sim_time_s = self.env.now
         self.stats.final_c = float(self.acct.temps.max())
         self.stats.battery_end_soc = self.acct.battery.soc
@@ -160,42 +175,40 @@ class Engine:
             self.rctx.batch = b
             self.rctx.now_s = self.env.now
             self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
+            t0 = self.env.now
+            parts: list[Part] = []
             if self._pending_plan is not None:
                 self._switch_plan(self._pending_plan)
                 self._pending_plan = None
-                yield from self._config_switch()
+                yield from self._config_switch(parts)
             plan = self._plan
-            freqs = self._frequencies(plan)
             prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and id(plan) not in self._dsp_prepared)
             fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
-            key = (id(plan), tuple(sorted(freqs.items())), prep, fg)
-            t0 = self.env.now
-            hit = self._templates.get(key)
-            if hit is None:
-                tpl = yield from self._execute(plan, freqs, prep)
-                self._templates[key] = (plan, tpl)  # the plan is kept so its id stays unique
-                self.stats.templates_built += 1
-            else:
-                tpl = hit[1]
-                yield self.env.timeout(tpl.duration_s)
+            loads = tuple(self._active_loads)  # the foreground apps this batch runs with
+            yield from self._run_batch(plan, prep, fg, parts)
             if prep:
                 self._dsp_prepared.add(id(plan))
                 self.stats.dsp_prepared_batches += 1
-            if self.recorder.keeps_batch(b):
-                for s in tpl.slices:
-                    self.recorder.op_slice(s.track, s.name, s.kind, b, s.phase, t0 + s.start_s, s.dur_s)
-            energy = self.acct.account(t0, tpl, plan, freqs)
-            self._util = self._utilisation(plan, tpl)
+            self._record_slices(b, parts)
+            ops = [p for p in parts if p.training]
+            busy, busy_dur = self._busy(ops)
+            self._util = self._utilisation(plan, busy, busy_dur)
             if self._fg_loads:
-                self._foreground_contention(plan, tpl, t0)
+                self._foreground_contention(plan, busy, ops[0].t_s, busy_dur, loads)
+            # the batch as batches.csv and the hooks see it: its ops and the config switch it paid
+            dur = parts[0].dur_s if len(parts) == 1 else sum(p.dur_s for p in parts)
+            energy = sum(p.energy_j for p in parts)
             st = self.stats
             st.batches += 1
-            st.batch_time_sum_s += tpl.duration_s
+            st.batch_time_sum_s += dur
             st.batch_energy_sum_j += energy
-            for k, v in tpl.counts.items():
+            for k, v in ops[0].tpl.counts.items():
                 st.counts[k] += v
-            self.recorder.batch(b, t0, tpl.duration_s, energy, plan.label)
-            rec = BatchRecord(b, t0, tpl.duration_s, energy, plan.label, bool(self._interference))
+            self.recorder.batch(b, t0, dur, energy, plan.label)
+            # the scheduler is told about the ops alone (what its estimates predict), from their start
+            t_ops = ops[0].t_s
+            ops_energy = energy if len(ops) == len(parts) else sum(p.energy_j for p in ops)
+            rec = BatchRecord(b, t_ops, busy_dur, ops_energy, plan.label, bool(self._interference))
             self.rctx.now_s = self.env.now
             self._apply(self.scheduler.on_batch_end(self.rctx, b, rec), "on_batch_end()")
             if self.progress is not None:
@@ -204,6 +217,86 @@ class Engine:
                 st.stop_reason = self.rctx.stop_requested
                 self.recorder.instant(self.env.now, "engine", "stop", st.stop_reason)
                 break
+
+    def _run_batch(self, plan: Plan, prep: bool, fg: tuple, parts: list[Part]):
+        """Run one batch's ops at the operating point in effect, appending its parts.
+
+        The DVFS governor's request is made at the batch start; the thermal caps clamp it.  When
+        a governor poll during the batch changes the caps so that the clamped frequencies
+        change, the batch continues from there at the new ones (the op in progress keeps the
+        share of its work done; Linux applies a cpufreq cap at once), so the caps' effect is
+        never later than the poll that set them.  A batch the caps leave alone is one part,
+        replayed from its template in one event."""
+        request = self._requested(plan)
+        freqs = self._capped(request)
+        tpl = self._template(plan, freqs, prep, fg)
+        a = 0.0
+        while True:
+            t = self.env.now
+            cur = freqs
+            b, energy = self.acct.account(t, tpl, plan, freqs, a, lambda caps: self._capped(request, caps) != cur)
+            parts.append(Part(t, tpl, a, b, energy))
+            if any(freqs[c] < request[c] for c in request):  # a cap holds a cluster below its request
+                self.stats.time_throttled_s += b - a
+            self._freqs = freqs
+            yield self.env.timeout(b - a)
+            if b >= tpl.duration_s:
+                return
+            freqs = self._capped(request)
+            nxt = self._template(plan, freqs, prep, fg)
+            a = tpl.map_offset(b, nxt)
+            tpl = nxt
+
+    def _template(self, plan: Plan, freqs: dict[str, float], prep: bool, fg: tuple) -> BatchTemplate:
+        """The batch's timeline at this operating point and interference, walked once."""
+        key = (id(plan), tuple(sorted(freqs.items())), prep, fg)
+        hit = self._templates.get(key)
+        if hit is not None:
+            return hit[1]
+        share = self._cpu_share(plan.cpu_cores, dict(fg[0]))
+        tpl = self.walker.template(plan, freqs, prep, share, getattr(self.scheduler, "name", "?"), fg[1])
+        self._templates[key] = (plan, tpl)  # the plan is kept so its id stays unique
+        self.stats.templates_built += 1
+        return tpl
+
+    def _record_slices(self, batch: int, parts: list[Part]) -> None:
+        """The op slices of a batch's parts (a config switch's always; the ops' for the batches
+        the recorder keeps).  An op cut where the frequencies changed is one slice."""
+        keep = self.recorder.keeps_batch(batch)
+        out: list[list] = []
+        cut: dict[tuple[str, str], list] = {}   # slices running past the previous part's end
+        for p in parts:
+            if p.training and not keep:
+                continue
+            whole = p.a_s <= 0.0 and p.b_s >= p.tpl.duration_s
+            carried, cut = cut, {}
+            for s in p.tpl.slices:
+                if whole:
+                    out.append([s, p.t_s + s.start_s, s.dur_s])
+                    continue
+                s0, s1 = max(s.start_s, p.a_s), min(s.start_s + s.dur_s, p.b_s)
+                if s1 - s0 <= 1e-12:
+                    continue
+                row = carried.pop((s.track, s.name), None) if s.start_s < p.a_s else None
+                if row is None:
+                    row = [s, p.t_s + (s0 - p.a_s), 0.0]
+                    out.append(row)
+                row[2] = p.t_s + (s1 - p.a_s) - row[1]
+                if s.start_s + s.dur_s > p.b_s:
+                    cut[(s.track, s.name)] = row
+        for s, start, dur in out:
+            self.recorder.op_slice(s.track, s.name, s.kind, batch, s.phase, start, dur)
+
+    def _busy(self, parts: list[Part]) -> tuple[dict[str, float], float]:
+        """Busy time per unit of a batch's ops and the time they took."""
+        if len(parts) == 1:
+            p = parts[0]
+            return p.tpl.busy_between(p.a_s, p.b_s), p.dur_s
+        busy: dict[str, float] = {}
+        for p in parts:
+            for k, v in p.tpl.busy_between(p.a_s, p.b_s).items():
+                busy[k] = busy.get(k, 0.0) + v
+        return busy, sum(p.dur_s for p in parts)
 
     def _apply(self, new_plan: Plan | None, hook: str) -> None:
         if new_plan is not None and new_plan is not self._plan:
@@ -233,95 +326,77 @@ class Engine:
         self.recorder.instant(self.env.now, "engine", "plan", plan.label)
         self._config_changed = (old.cpu_cores != plan.cpu_cores or old.cpu_freq_mhz != plan.cpu_freq_mhz)
 
-    def _config_switch(self):
-        """Changing core set / frequency between batches costs time (pub:cpu_config_switch_ms)."""
+    def _config_switch(self, parts: list[Part]):
+        """Changing core set / frequency before a batch costs time (pub:cpu_config_switch_ms),
+        paid by that batch (its first part)."""
         if self._config_changed:
             self._config_changed = False
             dur = self.soc.cpu.config_switch_ms * 1e-3
             t0 = self.env.now
-            yield self.env.timeout(dur)
             b = TemplateBuilder(len(self.rails))
             dyn = self.walker.cpu_dyn({self.soc.cpu.clusters[0].name: 1}, RPC_CPU_ACTIVITY, self._freqs)
             b.segment(0.0, dur, dyn, 0, ("engine",), "config-switch", "switch", "switch", {}, 0)
             tpl = b.build(dur)
-            self.recorder.op_slice("engine", "config-switch", "switch", self.rctx.batch, "switch", t0, dur)
-            self.acct.account(t0, tpl, self._plan, self._freqs)
+            _, energy = self.acct.account(t0, tpl, self._plan, self._freqs)
+            parts.append(Part(t0, tpl, 0.0, dur, energy, training=False))
             self.stats.config_switches += 1
+            yield self.env.timeout(dur)
 
     # ------------------------------------------------------------------ operating points
-    def _frequencies(self, plan: Plan) -> dict[str, float]:
+    def _requested(self, plan: Plan) -> dict[str, float]:
+        """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps)."""
         gov = plan.governor or self.workload.cpu.governor
         used = {c.name for c in self.soc.cpu.clusters if any(i in c.core_ids for i in plan.cpu_cores)}
         freqs = dvfs.cluster_frequencies(self.soc, gov, self.workload.cpu.freq, plan.cpu_freq_mhz,
                                          used, self._util, self._freqs)
-        freqs = {name: self.acct.governor.clamp(self.acct.caps, name, f) for name, f in freqs.items()}
-        freqs = {name: dvfs.floor_opp(self.soc.cluster(name), f) for name, f in freqs.items()}
+        return {name: dvfs.floor_opp(self.soc.cluster(name), f) for name, f in freqs.items()}
+
+    def _capped(self, request: dict[str, float], caps: dict[str, float] | None = None) -> dict[str, float]:
+        """The operating point of ``request`` under the thermal caps (default: those in force)."""
+        caps = self.acct.caps if caps is None else caps
+        clamp = self.acct.governor.clamp
+        freqs = {name: dvfs.floor_opp(self.soc.cluster(name), clamp(caps, name, f)) for name, f in request.items()}
         if self.soc.dsp is not None:
             freqs["dsp"] = self.pctx.dsp_mhz
         if self.soc.gpu is not None:
             freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
-        self._freqs = freqs
         return freqs
 
-    # ------------------------------------------------------------------ detailed execution
-    def _execute(self, plan: Plan, freqs: dict[str, float], prep: bool):
-        """Run one batch segment by segment on SimPy resources, recording it as a template."""
-        env = self.env
-        t0 = env.now
-        b = TemplateBuilder(len(self.rails))
-        share = self._cpu_share(plan.cpu_cores)
-        name = getattr(self.scheduler, "name", "?")
-        for seg in self.walker.segments(plan, freqs, prep, share, name, self._bg_dram_gbs):
-            if seg.dur > 0:
-                res = [self._resource(r) for r in seg.resources]
-                reqs = [r.request() for r in res]
-                for q in reqs:
-                    yield q
-                start = env.now - t0
-                yield env.timeout(seg.dur)
-                for r, q in zip(res, reqs):
-                    r.release(q)
-            else:
-                start = env.now - t0
-            b.add(start, seg)
-        return b.build(env.now - t0)
-
-    def _resource(self, name: str) -> simpy.Resource:
-        if name == "dsp":
-            return self.dsp
-        if name == "gpu":
-            return self.gpu
-        return self.cores[int(name[3:])]
-
-    def _utilisation(self, plan: Plan, tpl: BatchTemplate) -> dict[str, float]:
+    # ------------------------------------------------------------------ batch statistics
+    def _utilisation(self, plan: Plan, busy: dict[str, float], dur_s: float) -> dict[str, float]:
         """Busy fraction of the plan's cores in each cluster while the CPU side is active (for
         schedutil).  While the calling thread sleeps in a FastRPC call or waits for the GPU, its
         PELT utilisation decays; schedutil ramps the clock back within a few ms of the CPU ops
         resuming (rate limit ~ms), so those ops run at the clock their own load sets: the
         accelerator time is left out of the denominator."""
         out = {}
-        active = tpl.duration_s - tpl.busy_s.get("dsp", 0.0) - tpl.busy_s.get("gpu", 0.0)
+        active = dur_s - busy.get("dsp", 0.0) - busy.get("gpu", 0.0)
         for c in self.soc.cpu.clusters:
             n = sum(1 for i in plan.cpu_cores if i in c.core_ids)
             if n and active > 0:
-                out[c.name] = tpl.busy_s.get(c.name, 0.0) / active / n
+                out[c.name] = busy.get(c.name, 0.0) / active / n
         return out
 
-    def _cpu_share(self, cores: tuple[int, ...]) -> float:
+    @staticmethod
+    def _cpu_share(cores: tuple[int, ...], interference: dict[int, float]) -> float:
         """Fraction of each training thread's core left by foreground apps (CFS fair share:
         a core shared with a thread using it a fraction u of the time gives 1 - u/2)."""
-        if not self._interference:
+        if not interference:
             return 1.0
-        return min(1.0 - 0.5 * self._interference.get(c, 0.0) for c in cores)
+        return min(1.0 - 0.5 * interference.get(c, 0.0) for c in cores)
 
-    def _foreground_contention(self, plan: Plan, tpl: BatchTemplate, t0: float) -> None:
-        """Charge each foreground load the time training threads ran on its cores inside its
-        window (the batch's busy core-seconds spread evenly over the batch and over the plan's
-        cores of a cluster); summarised as the app's throughput loss (socsim.report.summary)."""
-        dur = tpl.duration_s
+    def _foreground_contention(self, plan: Plan, busy: dict[str, float], t0: float, dur: float,
+                               loads: tuple) -> None:
+        """Charge each foreground load the batch ran with (``loads``, those running at its start)
+        the time training threads ran on its cores inside its window (the batch's busy
+        core-seconds spread evenly over the batch and over the plan's cores of a cluster);
+        summarised as the app's throughput loss (socsim.report.summary).  An app that starts
+        during a batch slows training from the next batch on, and is charged from then on too."""
         if dur <= 0:
             return
         for i, load in enumerate(self._fg_loads):
+            if not any(load is l for l in loads):
+                continue
             overlap = min(load.start_s + load.duration_s, t0 + dur) - max(load.start_s, t0)
             if overlap <= 0:
                 continue
@@ -330,9 +405,8 @@ class Engine:
                     continue
                 cl = self.soc.cpu.cluster_of(c)
                 n = sum(1 for k in plan.cpu_cores if k in cl.core_ids)
-                self.stats.fg_contended_core_s[i] += tpl.busy_s.get(cl.name, 0.0) / n * overlap / dur
+                self.stats.fg_contended_core_s[i] += busy.get(cl.name, 0.0) / n * overlap / dur
 
-    # ------------------------------------------------------------------ accounting
     # ------------------------------------------------------------------ environment processes
     def _foreground(self, load):
         env = self.env

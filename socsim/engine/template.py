@@ -1,15 +1,16 @@
 """A batch template: what one batch of a plan at one operating point does, recorded once.
 
-The engine runs the first batch of every distinct (plan, operating point, interference) in
-detail on SimPy, records it as a template, and replays later identical batches from it in one
-event (DESIGN.md: cost models and batches are memoised so 100k batches cost little more than
-one).  The template keeps what the accounting needs: segment boundaries, the dynamic power of
-every rail per segment (cumulative energy for fast window integration), memory in use, unit
-busy time, and the slices for the trace.
+The engine walks the timeline of every distinct (plan, operating point, interference) once,
+keeps it as a template, and replays later identical batches from it in one event (DESIGN.md:
+cost models and batches are memoised so 100k batches cost little more than one).  The template
+keeps what the accounting needs: segment boundaries, the dynamic power of every rail per
+segment (cumulative energy for fast window integration), memory in use, unit busy time
+(cumulative too, for part of a batch), which walker segment each segment is (to carry a batch
+on at another operating point, :meth:`BatchTemplate.map_offset`), and the slices for the trace.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,21 +35,57 @@ class BatchTemplate:
     dram_bytes: int
     slices: tuple[Slice, ...]
     counts: dict[str, int]     # cpu_ops, dsp_ops, gpu_ops, switches
+    seg_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # walker segment of each segment (-1: gap)
+    busy_keys: tuple[str, ...] = ()
+    cum_busy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))  # cumulative busy_s at each edge
 
     @property
     def dyn_energy_j(self) -> np.ndarray:
         return self.cum_dyn_j[-1]
 
-    def dyn_energy_until(self, offsets_s: np.ndarray) -> np.ndarray:
-        """Cumulative dynamic energy per rail at the given offsets (len(offsets) x rails)."""
+    def _at(self, offsets_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Segment index and fraction of it done at each offset (clipped to the batch)."""
         offs = np.clip(np.asarray(offsets_s, float), 0.0, self.duration_s)
         e = self.edges_s
-        if len(e) < 2:
-            return np.repeat(self.cum_dyn_j[-1:], len(offs), axis=0)
         i = np.clip(np.searchsorted(e, offs, side="right") - 1, 0, len(e) - 2)
         span = e[i + 1] - e[i]
-        w = np.where(span > 0, (offs - e[i]) / np.where(span > 0, span, 1.0), 0.0)
+        return i, np.where(span > 0, (offs - e[i]) / np.where(span > 0, span, 1.0), 0.0)
+
+    def dyn_energy_until(self, offsets_s: np.ndarray) -> np.ndarray:
+        """Cumulative dynamic energy per rail at the given offsets (len(offsets) x rails)."""
+        if len(self.edges_s) < 2:
+            return np.repeat(self.cum_dyn_j[-1:], len(np.atleast_1d(offsets_s)), axis=0)
+        i, w = self._at(offsets_s)
         return self.cum_dyn_j[i] + w[:, None] * (self.cum_dyn_j[i + 1] - self.cum_dyn_j[i])
+
+    def busy_between(self, a_s: float, b_s: float) -> dict[str, float]:
+        """Busy time per unit (as :attr:`busy_s`) within offsets [a_s, b_s] of the batch."""
+        if a_s <= 0.0 and b_s >= self.duration_s:
+            return self.busy_s
+        if len(self.edges_s) < 2 or not self.busy_keys:
+            return {}
+        i, w = self._at(np.array([a_s, b_s]))
+        c = self.cum_busy
+        at = c[i] + w[:, None] * (c[i + 1] - c[i])
+        return {k: float(v) for k, v in zip(self.busy_keys, at[1] - at[0])}
+
+    def map_offset(self, offset_s: float, other: "BatchTemplate") -> float:
+        """The offset in ``other`` (the same plan at another operating point) at which as much of
+        the batch is done as at ``offset_s`` here: the same walker segment, the same fraction
+        of it (an op in progress keeps the share of its work done).  Templates of one plan have
+        the same segments at every operating point; should they not, the batch's fraction is kept."""
+        if offset_s <= 0.0:
+            return 0.0
+        if offset_s >= self.duration_s:
+            return other.duration_s
+        if len(self.seg_ids) == len(self.edges_s) - 1 and len(other.seg_ids):
+            i, w = self._at(np.array([offset_s]))
+            sid = self.seg_ids[i[0]]
+            hit = np.flatnonzero(other.seg_ids == sid) if sid >= 0 else ()
+            if len(hit):
+                j, e = int(hit[0]), other.edges_s
+                return float(e[j] + w[0] * (e[j + 1] - e[j]))
+        return offset_s / self.duration_s * other.duration_s if self.duration_s > 0 else 0.0
 
     def mem_at(self, offsets_s: np.ndarray) -> np.ndarray:
         if len(self.mem_bytes) == 0:
@@ -58,7 +95,7 @@ class BatchTemplate:
 
 
 class TemplateBuilder:
-    """Collects the segments of a batch executed in detail."""
+    """Collects the segments of a batch as the walker yields them (or as the engine adds them)."""
 
     def __init__(self, n_rails: int) -> None:
         self.n_rails = n_rails
@@ -67,12 +104,15 @@ class TemplateBuilder:
         self.mem: list[int] = []
         self.slices: list[Slice] = []
         self.busy: dict[str, float] = {}
+        self.seg_busy: list[dict[str, float]] = []   # busy seconds per unit of each segment
+        self.seg_ids: list[int] = []
+        self._added = 0                              # walker segments added (zero-length ones too)
         self.dram_bytes = 0
         self.counts = {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0}
 
     def segment(self, start_s: float, dur_s: float, dyn_mw: np.ndarray, mem_bytes: int,
                 tracks: tuple[str, ...], name: str, kind: str, phase: str,
-                busy: dict[str, float], dram_bytes: int) -> None:
+                busy: dict[str, float], dram_bytes: int, seg_id: int = -1) -> None:
         if dur_s <= 0:
             return
         if abs(start_s - self.edges[-1]) > 1e-12:
@@ -80,13 +120,19 @@ class TemplateBuilder:
             self.dyn_mw.append(np.zeros(self.n_rails))
             self.mem.append(self.mem[-1] if self.mem else mem_bytes)
             self.edges.append(start_s)
+            self.seg_busy.append({})
+            self.seg_ids.append(-1)
         self.dyn_mw.append(dyn_mw)
         self.mem.append(mem_bytes)
         self.edges.append(start_s + dur_s)
+        self.seg_ids.append(seg_id)
         for t in tracks:
             self.slices.append(Slice(t, name, kind, phase, start_s, dur_s))
+        sb = {}
         for k, v in busy.items():
+            sb[k] = v * dur_s
             self.busy[k] = self.busy.get(k, 0.0) + v * dur_s
+        self.seg_busy.append(sb)
         self.dram_bytes += dram_bytes
 
     def add(self, start_s: float, seg) -> None:
@@ -94,7 +140,8 @@ class TemplateBuilder:
         if seg.count:
             self.counts[seg.count] += 1
         self.segment(start_s, seg.dur, seg.dyn_mw, seg.mem, seg.tracks, seg.name, seg.kind, seg.phase,
-                     seg.busy, seg.dram_bytes)
+                     seg.busy, seg.dram_bytes, self._added)
+        self._added += 1
 
     def build(self, duration_s: float) -> BatchTemplate:
         edges = np.asarray(self.edges, float)
@@ -104,14 +151,21 @@ class TemplateBuilder:
             dyn = np.vstack(self.dyn_mw)
         seg_j = dyn * 1e-3 * np.diff(edges)[:, None]
         cum = np.vstack([np.zeros((1, self.n_rails)), np.cumsum(seg_j, axis=0)])
+        keys = tuple(sorted(self.busy))
+        busy = np.array([[sb.get(k, 0.0) for k in keys] for sb in self.seg_busy]).reshape(len(self.seg_busy), len(keys))
+        cum_busy = np.vstack([np.zeros((1, len(keys))), np.cumsum(busy, axis=0)])
+        ids = np.asarray(self.seg_ids, int)
         if duration_s > edges[-1] + 1e-15:
             edges = np.append(edges, duration_s)
             cum = np.vstack([cum, cum[-1:]])
+            cum_busy = np.vstack([cum_busy, cum_busy[-1:]])
+            ids = np.append(ids, -1)
             mem = np.asarray(self.mem + [self.mem[-1] if self.mem else 0], float)
         else:
             mem = np.asarray(self.mem, float)
-        for a in (edges, cum, mem):
+        for a in (edges, cum, mem, ids, cum_busy):
             a.flags.writeable = False
         return BatchTemplate(duration_s=duration_s, edges_s=edges, cum_dyn_j=cum, mem_bytes=mem,
                              busy_s=dict(self.busy), dram_bytes=self.dram_bytes,
-                             slices=tuple(self.slices), counts=dict(self.counts))
+                             slices=tuple(self.slices), counts=dict(self.counts),
+                             seg_ids=ids, busy_keys=keys, cum_busy=cum_busy)

@@ -128,3 +128,41 @@ def battery_counters(state: BatteryState, current_a: float, terminal_v: float) -
         "batt.current_ua": -current_a * 1e6,
         "batt.voltage_mv": terminal_v * 1e3,
     }
+
+
+def step_profile(spec: Battery, after: BatteryState, current_a: float, terminal_v: float, temp_c: float,
+                 power_w: np.ndarray, dt_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Current and terminal voltage over each piece of a :func:`battery_step` whose load varied
+    within the step (``power_w`` over ``dt_s``; the step drew their time-weighted mean).
+
+    Each piece draws the pack current of its own power, I = 2P / (OCV + sqrt(OCV^2 - 4 R P)), at
+    the step's OCV (its state of charge moves by ~1e-5 in a batch), shifted by the same small
+    amount on every piece so that the pieces' charge is the step's exactly (I is convex in P, so
+    the mean of the pieces' currents is a little above the current of the mean power).  A gauge
+    reading per sample that follows the power drawn then and adds up to the charge counter.  A
+    step that emptied or filled the pack (current set by the limit) stays flat.  ``after``,
+    ``current_a`` and ``terminal_v`` are what the step returned.
+    """
+    power_w = np.asarray(power_w, float)
+    dt_s = np.asarray(dt_s, float)
+    total_s = float(dt_s.sum())
+    limited = after.charge_c <= 0.0 or after.charge_c >= after.capacity_c
+    if total_s <= 0.0 or len(power_w) == 0 or limited:
+        return np.full(len(power_w), current_a), np.full(len(power_w), terminal_v)
+    r = internal_resistance_ohm(spec, temp_c)
+    ocv = terminal_v + current_a * r
+    # net terminal power of each piece: the step's (V_t I) plus the piece's deviation from the mean
+    net_w = terminal_v * current_a + power_w - float((power_w * dt_s).sum()) / total_s
+    disc = ocv * ocv - 4.0 * r * net_w
+    root = np.sqrt(np.maximum(disc, 0.0))
+    cur = np.where(disc > 0.0, 2.0 * net_w / (ocv + root), ocv / (2.0 * r))
+    cur = cur + (current_a - float((cur * dt_s).sum()) / total_s)
+    return cur, ocv - cur * r
+
+
+def counter_columns(charge_c: np.ndarray, capacity_c: float, current_a: np.ndarray,
+                    terminal_v: np.ndarray) -> np.ndarray:
+    """The :func:`battery_counters` of many samples at once, one row each, in that order."""
+    charge_c = np.asarray(charge_c, float)
+    return np.column_stack([charge_c / COULOMB_PER_MAH * 1e3, 100.0 * (charge_c / capacity_c),
+                            -np.asarray(current_a, float) * 1e6, np.asarray(terminal_v, float) * 1e3])

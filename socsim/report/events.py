@@ -13,14 +13,18 @@ Files in a run directory:
                     (graph preparation, DVFS switches); phase forward|error_grad|weight_grad|
                     update|rpc|prep|switch
 ``events.csv``      instants: t_s,track,name,detail (thermal trips, throttling, memory pressure)
-``timeseries.csv``  one row per sample (values to 12 significant digits): t_s then counters,
-                    named as Android names them:
+``timeseries.csv``  one row per sample, from t_s = 0 and at the end of the run (values to 12
+                    significant digits): t_s then counters, named as Android names them:
                     ``power.<rail>_uws`` (cumulative rail energy, micro-watt-seconds),
-                    ``power.<rail>_mw`` (mean power over the sample period),
+                    ``power.<rail>_mw`` (mean power from t_s to the next row),
                     ``cpufreq.<cluster>`` (MHz), ``<zone> Temperature`` (deg C),
-                    ``batt.charge_uah``, ``batt.capacity_pct``, ``batt.current_ua``,
-                    ``batt.voltage_mv``, ``mem.used_bytes``, ``batch``
-``batches.csv``     one row per batch: batch,start_s,time_s,energy_j,plan
+                    ``thermal.<node>_c``, ``batt.charge_uah``, ``batt.capacity_pct``,
+                    ``batt.current_ua`` and ``batt.voltage_mv`` (means from t_s to the next
+                    row), ``mem.used_bytes``, ``batch``.  A row holds the state at t_s and
+                    what holds from t_s to the next row, as a Perfetto counter does
+                    (docs/modeling.md, Sampled counters)
+``batches.csv``     one row per batch: batch,start_s,time_s,energy_j,plan (a config switch
+                    the batch paid before its ops included: the rows add up to the run)
 ``summary.json``    the summary (DESIGN.md, Contracts)
 """
 from __future__ import annotations

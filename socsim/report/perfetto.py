@@ -9,7 +9,9 @@ run is never held in memory whole.  Layout:
   ``batches`` track (one slice per batch) and tracks for the instants of events.csv;
 - counter tracks named as the columns of timeseries.csv (Android's names): ``power.<rail>_uws``,
   ``power.<rail>_mw``, ``cpufreq.<cluster>``, ``<zone> Temperature``, ``thermal.<node>_c``,
-  ``batt.*``, ``mem.used_bytes``, ``batch``, under group tracks.
+  ``batt.*``, ``mem.used_bytes``, ``batch``, under group tracks.  A row's value holds from its
+  timestamp to the next row in the CSV as on a Perfetto counter track (interval means are stamped
+  at their interval's start), so the area under ``power.<rail>_mw`` is the rail's energy.
 
 Descriptors, interned strings, instants and batch slices are TracePacket objects written by the
 perfetto package's streaming trace builder.  The two hot paths (op slices, counter samples; a

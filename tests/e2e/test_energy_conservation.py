@@ -37,7 +37,7 @@ def test_integrated_sampled_power_matches_energy(run):
     d, s = run
     cols, data = read_timeseries(d)
     t = data[:, cols.index("t_s")]
-    dt = np.diff(t, prepend=0.0)
+    dt = np.diff(t, append=t[-1])
     total = sum(float((data[:, cols.index(f"power.{r}_mw")] * 1e-3 * dt).sum()) for r in s["energy_j"]["rails"])
     assert total == pytest.approx(s["energy_j"]["total"], rel=1e-6)
     assert t[-1] == pytest.approx(s["sim_time_s"], rel=1e-8)
