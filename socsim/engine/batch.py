@@ -124,12 +124,13 @@ class BatchWalker:
             yield Seg(plan.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
                       self.cpu_dyn(one, 1.0, freqs), {}, 0, mem_base, None)
         cur = "cpu"
+        crossings = fastrpc.expected_crossings([s.op for s in plan.steps]) if plan.count("dsp") else ()
         for k, step in enumerate(plan.steps):
             op, unit = step.op, step.unit
             mem = mem_base if plan.step_memory is None else int(plan.step_memory[k])
             if unit != cur:
                 if "dsp" in (unit, cur):
-                    crossing = fastrpc.crossing_bytes(op)
+                    crossing = crossings[k]
                     dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)

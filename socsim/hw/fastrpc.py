@@ -8,16 +8,50 @@ copy rate is calibrated so a switch in VGG-class training costs what Mandheling 
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from socsim.spec.soc import FastRpc
 from socsim.workload.ops import Op
 
 MB = 1 << 20
 
 
-def crossing_bytes(op: Op) -> int:
-    """Bytes a CPU<->DSP switch right before ``op`` moves: the op's activation inputs (its
-    operands minus its weights, which live on the DSP side once prepared)."""
-    return max(op.bytes_read - op.weight_bytes, 0)
+def _tensor_sizes(ops: Sequence[Op]) -> dict[str, int]:
+    """Bytes of the tensor each op writes (micro-batch copies of one op add up to the tensor)."""
+    size: dict[str, int] = {}
+    for op in ops:
+        size[op.name] = size.get(op.name, 0) + int(op.out_bytes)
+    return size
+
+
+def _external_bytes(op: Op, size: dict[str, int]) -> int:
+    """What ``op`` reads from tensors no op of the batch produces (the app's input batch):
+    its activation operands minus the produced ones."""
+    known = sum(size.get(i, 0) for i in op.inputs)
+    return max(int(op.bytes_read) - int(op.weight_bytes) - known, 0)
+
+
+def expected_crossings(ops: Sequence[Op]) -> list[int]:
+    """Bytes a CPU<->DSP switch right before each of ``ops`` is expected to move, for a placement
+    not yet known (the co-scheduling DP's switch cost): the tensors produced before op ``i``
+    that the first op from ``i`` on reading any of them consumes.  An op that reads none (a
+    weight rotation ahead of its deconvolution) defers to the ops after it.  Weights are not
+    counted: they live on the DSP once its graph is prepared."""
+    size = _tensor_sizes(ops)
+    first: dict[str, int] = {}
+    for j, op in enumerate(ops):
+        first.setdefault(op.name, j)
+    out = []
+    for i in range(len(ops)):
+        moved = 0
+        for op in ops[i:]:
+            moved = sum(size[t] for t in set(op.inputs) if first.get(t, i) < i)
+            if any(t not in size for t in op.inputs):   # the input batch, held by the app on the CPU
+                moved += _external_bytes(op, size)
+            if moved:
+                break
+        out.append(moved)
+    return out
 
 
 def invoke_s(rpc: FastRpc) -> float:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from socsim.hw import fastrpc
 from socsim.sched.api import BaseScheduler, Plan, Step
 from socsim.sched.dp import co_schedule, placement_time
-from socsim.sched.profiling import crossing_bytes, governed_freqs, latencies, switch_costs
+from socsim.sched.profiling import governed_freqs, latencies, switch_costs
 from socsim.workload.costs import OpFactory, elems, is_persistent
 from socsim.workload.niti import static_rescale
 from socsim.workload.niti_train import niti_scale_trace

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from socsim.hw.fastrpc import crossing_bytes  # noqa: F401  (re-exported for schedulers)
+from socsim.hw.fastrpc import expected_crossings
 from socsim.workload.ops import Op
 
 
@@ -18,8 +18,9 @@ def latencies(ctx, ops: Sequence[Op], unit: str, cores: tuple[int, ...] | None =
 
 
 def switch_costs(ctx, ops: Sequence[Op], shared_buffers: bool = False) -> list[float]:
-    """Cost of a CPU<->DSP switch right before each op (FastRPC moving its input)."""
-    return [ctx.switch_s(crossing_bytes(op), shared_buffers) for op in ops]
+    """Cost of a CPU<->DSP switch right before each op (FastRPC moving the tensors the ops
+    after the switch read, socsim.hw.fastrpc.expected_crossings)."""
+    return [ctx.switch_s(b, shared_buffers) for b in expected_crossings(ops)]
 
 
 def governed_freqs(ctx, cores: tuple[int, ...], cpu_busy_s: float, batch_s: float) -> dict[str, float] | str | None:
