@@ -56,6 +56,7 @@ class RunStats:
     templates_built: int = 0
     config_switches: int = 0
     plan_labels: list[str] = field(default_factory=list)
+    plan_batches: dict[str, int] = field(default_factory=dict)   # batches run under each plan label
     micro_batches: tuple[int, ...] = ()
     stop_reason: str | None = None
     battery_start_soc: float = 0.0
@@ -205,6 +206,8 @@ class Engine:
             for k, v in ops[0].tpl.counts.items():
                 st.counts[k] += v
             self.recorder.batch(b, t0, dur, energy, plan.label)
+            if plan.label:
+                st.plan_batches[plan.label] = st.plan_batches.get(plan.label, 0) + 1
             # the scheduler is told about the ops alone (what its estimates predict), from their start
             t_ops = ops[0].t_s
             ops_energy = energy if len(ops) == len(parts) else sum(p.energy_j for p in ops)

@@ -116,7 +116,9 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
               + (" (first plan)" if changed else ""))
     if changed:
         # the scheduler changed plans during the run (Swan moving off cores the foreground app uses)
-        t.add_row("plans", escape(f"{_plan_sequence(plans) if plans else 'unlabelled'}; "
+        per = p.get("plan_batches") or {}
+        counts = "; batches " + ", ".join(f"{k} {v}" for k, v in per.items()) if len(per) > 1 else ""
+        t.add_row("plans", escape(f"{_plan_sequence(plans) if plans else 'unlabelled'}{counts}; "
                                   f"{_plural(config, 'config switch', 'config switches')} (cores or frequency)"))
     t.add_row("peak memory", _fmt_bytes(s["memory"]["peak_bytes"]))
     for fg in s.get("foreground", []):

@@ -61,6 +61,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "switches": stats.counts["switches"] // n,
             "cpu_cores": list(plan.cpu_cores) if plan else [],
             "plans": stats.plan_labels,
+            "plan_batches": dict(stats.plan_batches),
             "config_switches": stats.config_switches,
         },
         "memory": {

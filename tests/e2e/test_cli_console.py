@@ -95,6 +95,7 @@ def test_plans_a_scheduler_switched_to_are_shown(tmp_path):
     out = " ".join(re.sub(r"[│┃]", " ", r.output).split())    # table cells may wrap
     assert " -> ".join(pl["plans"]) in out
     assert f"{pl['config_switches']} config switches" in out and "(first plan)" in out
+    assert sum(pl["plan_batches"].values()) == 60 and set(pl["plan_batches"]) == set(pl["plans"])
 
 
 def test_one_plan_shows_no_plans_row(tmp_path):
