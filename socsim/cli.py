@@ -359,7 +359,7 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     from socsim.api import dump_json, prepare
     from socsim.report.console import sweep_table
     from socsim.spec import load_soc
-    from socsim.sweep import parse_grid, points, sweep as do_sweep
+    from socsim.sweep import as_sweep_error, parse_grid, points, sweep as do_sweep
 
     if jobs < 1:
         raise InputError("must be at least 1", field="--jobs", value=jobs)
@@ -391,23 +391,13 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     try:
         rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog)
     except InputError as e:
-        raise _as_sweep_options(e) from None
+        raise as_sweep_error(e) from None
     finally:
         prog.close()
     if json_path:
         _write_atomic(json_path, dump_json({"points": rows}))
     if not quiet and json_path != "-":
         out_console.print(sweep_table(rows))
-
-
-def _as_sweep_options(e: InputError) -> InputError:
-    """A point's error in the options sweep has: a run's ``--set`` and ``--scheduler`` are the
-    sweep's ``--grid`` and ``--schedulers`` (sweep has neither of the former)."""
-    names = {"--set": "--grid", "--scheduler": "--schedulers"}
-    if e.origin not in names and e.field not in names:
-        return e
-    return type(e)(e.message, file=e.file, field=names.get(e.field, e.field), value=e.value, line=e.line,
-                   origin=names.get(e.origin, e.origin))
 
 
 @main.command()

@@ -77,12 +77,25 @@ def _grid_overrides(grid: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
     return {k: [_parse_scalar(v) if isinstance(v, str) else v for v in vals] for k, vals in (grid or {}).items()}
 
 
+def as_sweep_error(e: InputError) -> InputError:
+    """A point's error as the sweep's options name it: a run's ``--set`` and ``--scheduler`` are
+    the sweep's ``--grid`` and ``--schedulers``."""
+    names = {"--set": "--grid", "--scheduler": "--schedulers"}
+    if e.origin not in names and e.field not in names:
+        return e
+    return type(e)(e.message, file=e.file, field=names.get(e.field, e.field), value=e.value, line=e.line,
+                   origin=names.get(e.origin, e.origin))
+
+
 def _run_point(args: tuple[Point, str, bool]) -> dict[str, Any]:
     from socsim.api import run
 
     point, workload, deterministic = args
-    res = run(point.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
-              deterministic=deterministic)
+    try:
+        res = run(point.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
+                  deterministic=deterministic)
+    except InputError as e:
+        raise as_sweep_error(e) from None
     # the scheduler that ran (the workload's own when the sweep names none)
     return {"point": {"soc": point.soc, "scheduler": point.scheduler or res.summary.get("scheduler"),
                       "set": dict(point.overrides)},

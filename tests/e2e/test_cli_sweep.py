@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from socsim.cli import main
@@ -41,3 +42,13 @@ def test_sweep_errors_name_the_sweep_options(tmp_path):
                                   "--grid", "batches=2", "--quiet"])
     assert r.exit_code == 2, r.output
     assert "field 'scheduler.name' (from --schedulers)" in r.output and "(from --scheduler)" not in r.output
+
+
+def test_sweep_from_python_names_the_sweep_options():
+    """socsim.sweep.sweep() called directly labels a point's error as the sweep's option too."""
+    from socsim.errors import InputError
+    from socsim.sweep import sweep
+
+    with pytest.raises(InputError) as e:
+        sweep(QUICK, ["sd865"], grid={"cpu.cores": [[12]], "batches": [2]})
+    assert e.value.field == "cpu.cores" and e.value.origin == "--grid"
