@@ -218,7 +218,7 @@ class _Progress:
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
     """Simulate training WORKLOAD (a YAML file) on a SoC."""
     from socsim.api import dump_json, run as api_run
-    from socsim.report.console import summary_table
+    from socsim.report.console import notes, summary_table
 
     _check_distinct(out, json=json_path, trace=trace_path)
     _check_outputs(json=json_path, trace=trace_path)
@@ -243,27 +243,16 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         if tmp_dir:
             import shutil
             shutil.rmtree(tmp_dir, ignore_errors=True)
-    notes = [] if quiet else _notes([res.summary], workload, sets)
+    run_notes = [] if quiet else notes(res.summary)
     if not quiet and not to_stdout:
         out_console.print(summary_table(res.summary, deterministic=deterministic))
-        for note in notes:
+        for note in run_notes:
             out_console.print(escape(note))
         if out:
             out_console.print(escape(f"wrote {out if out.endswith('/') else out + '/'} ({', '.join(res.files)})"))
     else:
-        for note in notes:
+        for note in run_notes:
             err_console.print(escape(note), soft_wrap=True)
-
-
-def _notes(runs: list[dict], workload: str, sets) -> list[str]:
-    """The console notes on finished runs of ``workload``: a workload precision the scheduler
-    does not train in, a memory budget the scheduler did not keep to."""
-    from socsim.api import _resolve_workload
-    from socsim.report.console import memory_budget_note, precision_note
-
-    # the summary does not carry the budget: read it from the workload as run (its --set values)
-    budget_mb = _resolve_workload(workload, list(sets))[0].environment.memory_budget_mb
-    return [n for s in runs for n in (precision_note(s), memory_budget_note(s, budget_mb)) if n]
 
 
 @main.command()
@@ -319,7 +308,7 @@ _DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
 def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
     from socsim.api import compare as api_compare, dump_json
-    from socsim.report.console import compare_table
+    from socsim.report.console import compare_table, notes
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     _check_outputs(json=json_path)
@@ -334,7 +323,7 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
         _write_atomic(json_path, dump_json(compare_report(runs)))
     if not quiet and json_path != "-":
         out_console.print(compare_table(runs))
-        for note in _notes(runs, workload, sets):
+        for note in (n for r in runs for n in notes(r)):
             out_console.print(escape(note))
 
 
@@ -359,7 +348,7 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     from socsim.api import dump_json, prepare
     from socsim.report.console import sweep_table
     from socsim.spec import load_soc
-    from socsim.sweep import as_sweep_error, parse_grid, points, sweep as do_sweep
+    from socsim.sweep import parse_grid, points, sweep as do_sweep
 
     if jobs < 1:
         raise InputError("must be at least 1", field="--jobs", value=jobs)
@@ -390,8 +379,6 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5, unit="points")
     try:
         rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog)
-    except InputError as e:
-        raise as_sweep_error(e) from None
     finally:
         prog.close()
     if json_path:

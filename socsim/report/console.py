@@ -51,29 +51,23 @@ def precision_note(s: dict[str, Any]) -> str | None:
             "is not used")
 
 
-def _budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
-    """The smallest memory budget (MB) in force during a run of ``sim_time_s``: a number, or
-    the steps of a budget profile (objects or dicts with ``at_s`` and ``mb``); the first step
-    holds from the start, as in socsim.engine.context ``memory_budget_bytes``."""
-    if budget_mb is None:
-        return None
-    if isinstance(budget_mb, (int, float)):
-        return float(budget_mb)
-    steps = sorted((st["at_s"], st["mb"]) if isinstance(st, dict) else (st.at_s, st.mb) for st in budget_mb)
-    return min(mb for i, (at_s, mb) in enumerate(steps) if i == 0 or at_s <= sim_time_s) if steps else None
-
-
-def memory_budget_note(s: dict[str, Any], budget_mb: Any) -> str | None:
-    """A one-line note when the run's peak memory went over the workload's
-    ``environment.memory_budget_mb`` (``budget_mb``), which only a scheduler that plans for it
-    (Sage) keeps to; else None."""
-    budget = _budget_in_force_mb(budget_mb, s.get("sim_time_s", 0.0))
+def memory_budget_note(s: dict[str, Any]) -> str | None:
+    """A one-line note when the run's peak memory went over the workload's memory budget
+    (the summary's ``memory.budget_mb``, the smallest in force during the run), which only a
+    scheduler that plans for it (Sage) keeps to; else None."""
+    budget = s["memory"].get("budget_mb")
     peak = s["memory"]["peak_bytes"]
     if budget is None or peak <= budget * (1 << 20):
         return None
     return (f"note: peak memory {_fmt_bytes(peak)} exceeds the workload's memory budget "
             f"{_fmt_bytes(budget * (1 << 20))} (environment.memory_budget_mb): {s['scheduler']} does not "
             "enforce it")
+
+
+def notes(s: dict[str, Any]) -> list[str]:
+    """The console notes on a finished run: a workload precision the scheduler does not train
+    in, a memory budget it did not keep to."""
+    return [n for n in (precision_note(s), memory_budget_note(s)) if n]
 
 
 def _fmt_sim_time(t_s: float) -> str:

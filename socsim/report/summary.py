@@ -22,6 +22,18 @@ def run_precision(scheduler, workload) -> str:
             or workload.precision)
 
 
+def budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
+    """The smallest memory budget (MB) in force during a run of ``sim_time_s``: a number, or
+    the steps of a budget profile; the first step holds from the start, as in
+    socsim.engine.context ``memory_budget_bytes``.  None without a budget."""
+    if budget_mb is None:
+        return None
+    if isinstance(budget_mb, (int, float)):
+        return float(budget_mb)
+    steps = sorted((st.at_s, st.mb) for st in budget_mb)
+    return min(mb for i, (at_s, mb) in enumerate(steps) if i == 0 or at_s <= sim_time_s) if steps else None
+
+
 def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool = False) -> dict[str, Any]:
     n = max(stats.batches, 1)
     total_j = sum(stats.rail_energy_j.values())
@@ -67,6 +79,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "memory": {
             "peak_bytes": int(stats.peak_mem_bytes),
             "micro_batches": list(plan.micro_batches) if plan and plan.micro_batches else [workload.batch_size],
+            "budget_mb": budget_in_force_mb(workload.environment.memory_budget_mb, stats.sim_time_s),
         },
         "battery": {
             "soc_start": _r(stats.battery_start_soc, 6),
