@@ -128,6 +128,20 @@ def _write_atomic(path: str, data: str | bytes, field: str = "--json") -> None:
             _remove_dirs(created)
 
 
+def _stdout_alias(path: str | None) -> str | None:
+    """'-' for a path that is this process's stdout (``/dev/stdout``, ``/proc/self/fd/1``, or the
+    file stdout is redirected to), so that it gets what '-' gets: the output alone, no table
+    printed into it.  Anything else is returned as given."""
+    if not path or path == "-":
+        return path
+    try:
+        if os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno())):
+            return "-"
+    except (OSError, ValueError, AttributeError):
+        pass
+    return path
+
+
 def _check_outputs(**paths: str | None) -> None:
     """Fail before any simulation when an output file could not be written (bad input, exit 2)."""
     from socsim.api import check_writable
@@ -220,6 +234,7 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
     from socsim.api import dump_json, run as api_run
     from socsim.report.console import notes, summary_table
 
+    json_path, trace_path = _stdout_alias(json_path), _stdout_alias(trace_path)
     _check_distinct(out, json=json_path, trace=trace_path)
     _check_outputs(json=json_path, trace=trace_path)
     out_dir = out
@@ -277,6 +292,7 @@ def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtyp
     from socsim.report.console import op_table
     from socsim.tools.op import time_op
 
+    json_path = _stdout_alias(json_path)
     _check_outputs(json=json_path)
     res = time_op(soc, unit, kind, batch=batch, in_shape=in_shape, out_channels=out_channels, kernel=kernel,
                   stride=stride, pad=pad, dtype=dtype, cores=cores, freq=freq,
@@ -311,6 +327,7 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     from socsim.report.console import compare_table, notes
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    json_path = _stdout_alias(json_path)
     _check_outputs(json=json_path)
     prog = _Progress("compare", enabled=not quiet and json_path != "-")
     try:
@@ -365,6 +382,7 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     if schedulers is not None and not scheds:
         raise InputError("no schedulers given", field="--schedulers", value=schedulers)
     grid_values = parse_grid(list(grid))
+    json_path = _stdout_alias(json_path)
     _check_outputs(json=json_path)
     # every SoC, scheduler (with its options) and grid value is checked before the first run
     for s in socs:

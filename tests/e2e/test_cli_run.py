@@ -45,6 +45,21 @@ def test_json_to_stdout_is_pure_json():
     assert json.loads(r.output)["batches"] == 5
 
 
+@pytest.mark.parametrize("cmd", [["run", "--soc", "sd865", QUICK, "--set", "batches=3"],
+                                 ["compare", "--soc", "sd865", QUICK, "--schedulers", "pytorch,mnn-fp32",
+                                  "--set", "batches=2"]])
+def test_json_to_a_path_that_is_stdout_is_pure_json(cmd, tmp_path):
+    """``--json /dev/stdout`` gets what '-' gets: the JSON alone, no table printed after it
+    (stdout a pipe, as in ``socsim run ... --json /dev/stdout | jq``)."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "socsim.cli", *cmd, "--json", "/dev/stdout"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)
+
+
 @pytest.mark.parametrize("soc", list_socs())
 def test_quickstart_runs_on_every_soc(soc, tmp_path):
     out = tmp_path / "s.json"
