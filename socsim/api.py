@@ -273,7 +273,7 @@ def _publish(tmp: Path, out: Path) -> list[str]:
 def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         overrides: list[str] | dict | None = None, scheduler: str | None = None,
         out: str | Path | None = None, progress: Callable[[int, int], None] | None = None,
-        deterministic: bool = False, reports: bool = True) -> RunResult:
+        deterministic: bool = False, reports: bool = True, scheduler_label: str | None = None) -> RunResult:
     """Simulate ``workload`` on ``soc``.
 
     ``overrides``: ``--set`` style ``key=value`` strings or a dict of dotted paths.
@@ -284,14 +284,16 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     The run is written to a temporary directory first; only a finished run's files are moved
     into ``out``, replacing files of the same names and leaving any other file there alone (on
     any error ``out`` is unchanged).  ``deterministic``: report ``wall_time_s`` as 0 so summaries
-    are byte-identical across runs.
+    are byte-identical across runs.  ``scheduler_label``: where errors say ``scheduler`` came
+    from (default ``--scheduler``; ``compare`` passes ``--schedulers``).
     """
     from socsim.engine.sim import Engine
     from socsim.report.events import StreamRecorder
     from socsim.report.summary import build_summary
 
     spec = _resolve_soc(soc)
-    wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
+    labels = {"scheduler_label": scheduler_label} if scheduler_label else {}
+    wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler, **labels)
 
     tmp: Path | None = None
     created: list[Path] = []
@@ -318,9 +320,9 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         try:
             engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
             stats = engine.run()
+            summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         except InputError as e:
             raise _located(e, workload, wl_file, origins) from None
-        summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         if tmp is not None:
             (tmp / "summary.json").write_text(dump_json(summary))
             if reports:
@@ -391,10 +393,24 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
     for name in schedulers:
         cb = (lambda b, n, _name=name: progress(_name, b, n)) if progress else None
         out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
-                       progress=cb).summary)
+                       progress=cb, scheduler_label="--schedulers").summary)
     return out
+
+
+def json_default(obj: Any) -> Any:
+    """What ``json.dumps`` cannot write itself but a scheduler may well return: numpy scalars
+    and arrays (as Python numbers and lists), sets and frozensets (sorted lists)."""
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 def dump_json(obj: Any) -> str:
     """Deterministic JSON (sorted keys, repr floats)."""
-    return json.dumps(obj, indent=2, sort_keys=True) + "\n"
+    return json.dumps(obj, indent=2, sort_keys=True, default=json_default) + "\n"

@@ -60,6 +60,10 @@ class SocsimGroup(click.Group):
         except InputError as e:
             # the message quotes user input ('[/x]', "socsim[ray]"): never read it as markup
             err_console.print(f"[bold red]error:[/] {escape(e.render())}", markup=True, soft_wrap=True)
+            cause = _underlying(e)
+            if cause is not None and os.environ.get("SOCSIM_DEBUG"):
+                # a plugin's own exception behind the error: its author needs the failing line
+                traceback.print_exception(cause)
             sys.exit(2)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
@@ -74,6 +78,20 @@ class SocsimGroup(click.Group):
             else:
                 err_console.print("(set SOCSIM_DEBUG=1 for the traceback)")
             sys.exit(1)
+
+
+def _underlying(e: BaseException) -> BaseException | None:
+    """The first exception behind an InputError that is not one itself (a plugin's own, which
+    the error reports by name), following causes and contexts (re-raising with more detail
+    keeps the original there); None if there is none."""
+    seen = set()
+    x = e.__cause__ or e.__context__
+    while x is not None and id(x) not in seen:
+        if not isinstance(x, InputError):
+            return x
+        seen.add(id(x))
+        x = x.__cause__ or x.__context__
+    return None
 
 
 @click.group(cls=SocsimGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,6 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
+from socsim.engine.dvfs import HOST_BUSY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
 from socsim.hw import fastrpc
@@ -112,17 +113,20 @@ class BatchWalker:
         host = soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else soc.cpu.clusters[0]
         host_core = (f"cpu{plan.cpu_cores[0]}",) if plan.cpu_cores else (f"cpu{host.core_ids[0]}",)
         one = {host.name: 1}
+        # the host core works alone (the other training threads wait): its cluster's core-seconds
+        # and the host-only seconds schedutil needs (socsim.engine.dvfs.schedutil_util)
+        host_busy = {host.name: 1.0, HOST_BUSY: 1.0}
         if prep and soc.fastrpc is not None:
             dur = fastrpc.graph_prep_s(soc.fastrpc, plan.count("dsp"), plan.dsp_graph_bytes)
             yield Seg(dur, host_core, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
-                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), {}, 0, mem_base, None)
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_base, None)
         # re-preparing evicted subgraphs: not in a batch that prepares the whole graph anyway
         for name, dur in (() if prep else plan.prep_overheads):
             yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
-                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), {}, 0, mem_base, None)
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_base, None)
         if plan.cpu_graph_prep_s > 0:
             yield Seg(plan.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
-                      self.cpu_dyn(one, 1.0, freqs), {}, 0, mem_base, None)
+                      self.cpu_dyn(one, 1.0, freqs), host_busy, 0, mem_base, None)
         cur = "cpu"
         crossings = fastrpc.expected_crossings([s.op for s in plan.steps]) if plan.count("dsp") else ()
         for k, step in enumerate(plan.steps):
@@ -134,7 +138,7 @@ class BatchWalker:
                     dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
-                    yield Seg(dur, host_core, ("fastrpc",), f"rpc {cur}->{unit}", "fastrpc", "rpc", dyn, {},
+                    yield Seg(dur, host_core, ("fastrpc",), f"rpc {cur}->{unit}", "fastrpc", "rpc", dyn, host_busy,
                               2 * crossing, mem, "switches")
                 else:
                     yield Seg(0.0, (), (), "", "", "", np.zeros(len(self.rails)), {}, 0, mem, "switches")

@@ -33,10 +33,14 @@ def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch:
 class PlanContext:
     """The planning view of a run.  ``profile`` is the cost model, memoised."""
 
-    def __init__(self, soc: SocSpec, workload: Workload, oracle: CostOracle, file: str | None = None) -> None:
+    def __init__(self, soc: SocSpec, workload: Workload, oracle: CostOracle, file: str | None = None,
+                 precision: str | None = None) -> None:
         self.soc = soc
         self.workload = workload
         self.file = file
+        #: what ``graph()`` translates to by default: the scheduler's own precision (its class
+        #: attribute, as the summary reports it), else the workload's
+        self.precision = precision or workload.precision
         self.oracle = oracle
         self.rng = np.random.default_rng(workload.seed)
         self._graphs: dict[tuple, Any] = {}
@@ -45,9 +49,10 @@ class PlanContext:
 
     # -- the training graph -------------------------------------------------------------
     def graph(self, precision: str | None = None, batch: int | None = None):
-        """The (precision-translated) training graph of one batch."""
+        """The (precision-translated) training graph of one batch; ``precision`` defaults to the
+        run's (the scheduler's own, else the workload's)."""
         w = self.workload
-        key = (precision or w.precision, batch or w.batch_size)
+        key = (precision or self.precision, batch or w.batch_size)
         g = self._graphs.get(key)
         if g is None:
             g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file)

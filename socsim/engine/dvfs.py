@@ -39,6 +39,34 @@ def cluster_frequencies(soc: SocSpec, governor: str, setting, fixed: tuple[tuple
     return out
 
 
+#: key of a batch's busy times (socsim.engine.batch) for the seconds only the host core works:
+#: graph preparation, per-batch overheads, FastRPC calls (the other training threads wait)
+HOST_BUSY = "host"
+
+
+def schedutil_util(soc: SocSpec, cores: tuple[int, ...], busy: dict[str, float], active_s: float) -> dict[str, float]:
+    """Utilisation schedutil sees in each cluster the plan's ``cores`` span over ``active_s``
+    seconds: the busiest core's busy fraction, as sugov_get_util() takes the maximum over the
+    policy's CPUs (kernel/sched/cpufreq_schedutil.c).  ``busy`` holds core-seconds per cluster
+    (the ops split evenly over the plan's cores there, plus the host core's own work) and the
+    host-only seconds under :data:`HOST_BUSY`; the host core is ``cores[0]``."""
+    out: dict[str, float] = {}
+    if active_s <= 0 or not cores:
+        return out
+    host_s = busy.get(HOST_BUSY, 0.0)
+    host = soc.cpu.cluster_of(cores[0]).name
+    for c in soc.cpu.clusters:
+        n = sum(1 for i in cores if i in c.core_ids)
+        if not n:
+            continue
+        if c.name == host:
+            core_s = (busy.get(c.name, 0.0) - host_s) / n + host_s
+        else:
+            core_s = busy.get(c.name, 0.0) / n
+        out[c.name] = max(0.0, core_s) / active_s
+    return out
+
+
 def ceil_opp(c: Cluster, mhz: float) -> float:
     for o in c.opps:
         if o.freq_mhz >= mhz - 1e-6:

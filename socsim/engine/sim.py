@@ -13,12 +13,14 @@ The timeline of a distinct (plan, operating point, interference) is walked once 
 """
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import simpy
 
 from socsim.engine import dvfs
@@ -33,6 +35,7 @@ from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import BatchRecord, InterferenceEvent, Plan, Step, ThermalEvent
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
+from socsim.workload.ops import Op
 
 
 
@@ -58,6 +61,14 @@ class RunStats:
     plan_labels: list[str] = field(default_factory=list)
     plan_batches: dict[str, int] = field(default_factory=dict)   # batches run under each plan label
     micro_batches: tuple[int, ...] = ()
+    # memory in use above the budget in force (environment.memory_budget_mb): seconds, batches
+    # with any, and the largest excess in bytes
+    over_budget_s: float = 0.0
+    over_budget_batches: int = 0
+    over_budget_max_bytes: int = 0
+    over_budget_last: int = -2
+    # the mini-batch's splits as run, batch by batch, consecutive repeats merged
+    micro_batch_runs: list[tuple[int, ...]] = field(default_factory=list)
     stop_reason: str | None = None
     battery_start_soc: float = 0.0
     battery_end_soc: float = 0.0
@@ -93,7 +104,8 @@ class Engine:
         self.recorder = recorder or NullRecorder()
         self.progress = progress
         self.oracle = CostOracle(soc, workload.dsp.batch_padding)
-        self.pctx = PlanContext(soc, workload, self.oracle, file)
+        from socsim.report.summary import run_precision
+        self.pctx = PlanContext(soc, workload, self.oracle, file, precision=run_precision(scheduler, workload))
         self.walker = self.pctx.walker
         self.power = self.walker.power
         self.rails = self.walker.rails
@@ -138,7 +150,8 @@ class Engine:
     def run(self) -> RunStats:
         wall0 = time.perf_counter()
         plan = self.scheduler.plan(self.pctx)
-        check_plan(plan, self.soc, scheduler=self.scheduler_name, hook="plan()")
+        check_plan(plan, self.soc, scheduler=self.scheduler_name, hook="plan()",
+                   batch_size=self.workload.batch_size)
         self.rctx.plan = plan
         self.stats.first_plan = plan
         if plan.label:
@@ -152,6 +165,7 @@ class Engine:
         budget_steps = self.workload.environment.memory_budget_mb
         if isinstance(budget_steps, list):
             self.env.process(self._budget_profile(budget_steps))
+        self._budget_steps = budget_steps_bytes(budget_steps)
         done = self.env.process(self._training())
         try:
             self.env.run(until=done)
@@ -191,6 +205,8 @@ class Engine:
                 self._dsp_prepared.add(id(plan))
                 self.stats.dsp_prepared_batches += 1
             self._record_slices(b, parts)
+            if self._budget_steps:
+                self._over_budget(b, parts)
             ops = [p for p in parts if p.training]
             busy, busy_dur = self._busy(ops)
             self._util = self._utilisation(plan, busy, busy_dur)
@@ -208,6 +224,9 @@ class Engine:
             self.recorder.batch(b, t0, dur, energy, plan.label)
             if plan.label:
                 st.plan_batches[plan.label] = st.plan_batches.get(plan.label, 0) + 1
+            split = tuple(int(m) for m in plan.micro_batches) or (self.workload.batch_size,)
+            if not st.micro_batch_runs or st.micro_batch_runs[-1] != split:
+                st.micro_batch_runs.append(split)
             # the scheduler is told about the ops alone (what its estimates predict), from their start
             t_ops = ops[0].t_s
             ops_energy = energy if len(ops) == len(parts) else sum(p.energy_j for p in ops)
@@ -304,7 +323,8 @@ class Engine:
     def _apply(self, new_plan: Plan | None, hook: str) -> None:
         if new_plan is not None and new_plan is not self._plan:
             if self._checked.get(id(new_plan)) is not new_plan:  # plans are reused: check each once
-                check_plan(new_plan, self.soc, scheduler=self.scheduler_name, hook=hook)
+                check_plan(new_plan, self.soc, scheduler=self.scheduler_name, hook=hook,
+                           batch_size=self.workload.batch_size)
                 self._checked[id(new_plan)] = new_plan
             self._pending_plan = new_plan
 
@@ -367,18 +387,14 @@ class Engine:
 
     # ------------------------------------------------------------------ batch statistics
     def _utilisation(self, plan: Plan, busy: dict[str, float], dur_s: float) -> dict[str, float]:
-        """Busy fraction of the plan's cores in each cluster while the CPU side is active (for
-        schedutil).  While the calling thread sleeps in a FastRPC call or waits for the GPU, its
-        PELT utilisation decays; schedutil ramps the clock back within a few ms of the CPU ops
-        resuming (rate limit ~ms), so those ops run at the clock their own load sets: the
-        accelerator time is left out of the denominator."""
-        out = {}
+        """What schedutil sees of each cluster over the batch (socsim.engine.dvfs.schedutil_util)
+        while the CPU side is active.  While the calling thread sleeps in a FastRPC call or waits
+        for the GPU, its PELT utilisation decays; schedutil ramps the clock back within a few ms
+        of the CPU ops resuming (rate limit ~ms), so those ops run at the clock their own load
+        sets: the accelerator time is left out of the denominator.  The host core's own work
+        (graph preparation, the FastRPC copies) counts as busy."""
         active = dur_s - busy.get("dsp", 0.0) - busy.get("gpu", 0.0)
-        for c in self.soc.cpu.clusters:
-            n = sum(1 for i in plan.cpu_cores if i in c.core_ids)
-            if n and active > 0:
-                out[c.name] = busy.get(c.name, 0.0) / active / n
-        return out
+        return dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)
 
     @staticmethod
     def _cpu_share(cores: tuple[int, ...], interference: dict[int, float]) -> float:
@@ -439,6 +455,33 @@ class Engine:
         self._bg_dram_gbs = sum(load.memory_gbs for load in self._active_loads)
         self.rctx.interference_cores = tuple(sorted(inter))
 
+    def _over_budget(self, b: int, parts: list[Part]) -> None:
+        """Account the time memory in use stayed above the budget in force during batch ``b``:
+        a budget that drops during a batch binds from then on, while plans change at batch
+        boundaries, and a scheduler that does not plan for the budget ignores it."""
+        over_s, excess = 0.0, 0
+        for p in parts:
+            e = np.clip(p.tpl.edges_s, p.a_s, p.b_s)
+            dur = np.diff(e)
+            start = p.t_s + (e[:-1] - p.a_s)
+            mem = p.tpl.mem_bytes
+            for at_s, until_s, cap in self._budget_steps:
+                lo = np.maximum(start, at_s)
+                hi = np.minimum(start + dur, until_s)
+                seg = np.where((hi > lo) & (mem > cap), hi - lo, 0.0)
+                if seg.any():
+                    over_s += float(seg.sum())
+                    excess = max(excess, int((mem[seg > 0] - cap).max()))
+        if over_s > 0:
+            st = self.stats
+            if not st.over_budget_batches or st.over_budget_last != b - 1:
+                self.recorder.instant(parts[0].t_s, "engine", "over memory budget",
+                                      f"batch {b}: up to {excess / (1 << 20):.1f} MiB over")
+            st.over_budget_last = b
+            st.over_budget_s += over_s
+            st.over_budget_batches += 1
+            st.over_budget_max_bytes = max(st.over_budget_max_bytes, excess)
+
     def _budget_profile(self, steps):
         env = self.env
         for step in sorted(steps, key=lambda s: s.at_s):
@@ -453,7 +496,25 @@ class Engine:
 UNITS = ("cpu", "dsp", "gpu")
 
 
-def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None) -> None:
+def budget_steps_bytes(budget_mb) -> list[tuple[float, float, int]]:
+    """The workload's memory budget as (from_s, until_s, bytes) intervals covering all time
+    (the first step of a profile holds from the start, as PlanContext.memory_budget_bytes
+    reads it); [] without a budget."""
+    if budget_mb is None:
+        return []
+    if isinstance(budget_mb, (int, float)):
+        return [(-math.inf, math.inf, int(budget_mb * (1 << 20)))]
+    steps = sorted(budget_mb, key=lambda st: st.at_s)
+    out = []
+    for i, st in enumerate(steps):
+        start = -math.inf if i == 0 else st.at_s
+        end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
+        out.append((start, end, int(st.mb * (1 << 20))))
+    return out
+
+
+def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None,
+               batch_size: int | None = None) -> None:
     """A plan the engine can run on ``soc``, or a ScheduleError (the engine and ``socsim validate
     --soc``).  ``scheduler`` (the name it was selected by) and ``hook`` (the method that returned
     the plan, ``"plan()"``, ``"on_batch_end()"``, ...) go into the error: the scheduler as its
@@ -476,6 +537,11 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
     for k, st in enumerate(steps):
         if not isinstance(st, Step):
             raise fail(f"the plan from {src}: step {k} is {type(st).__name__}, not a Step")
+        if not isinstance(st.op, Op):
+            raise fail(f"the plan from {src}: step {k} has op {st.op!r} ({type(st.op).__name__}), not an Op "
+                       "of the training graph (ctx.graph().ops)")
+        if not isinstance(st.label, str):
+            raise fail(f"the plan from {src}: step {k} ({st.op.name}) has label {st.label!r}; expected a string")
         if st.unit not in UNITS:
             raise fail(f"the plan from {src}: step {k} ({getattr(st.op, 'name', '?')}) is on unit {st.unit!r}; "
                        f"units are {', '.join(UNITS)}")
@@ -494,8 +560,72 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
     if bad:
         raise ScheduleError(f"the plan from {full} uses cores {bad} that {soc.name} does not have", field="cpu.cores",
                             value=list(plan.cpu_cores))
+    cores = list(plan.cpu_cores)
+    if any(isinstance(c, bool) or not isinstance(c, numbers.Integral) for c in cores):
+        raise ScheduleError(f"the plan from {full} has cpu_cores {cores!r}; expected integer core ids",
+                            field="cpu.cores", value=cores)
+    if len(set(cores)) != len(cores):
+        twice = sorted({c for c in cores if cores.count(c) > 1})
+        raise ScheduleError(f"the plan from {full} names cores {twice} more than once; core ids must be distinct "
+                            "(a core runs one training thread)", field="cpu.cores", value=cores)
     _check_plan_freqs(plan, soc, src, fail)
     _check_plan_memory(plan, soc, src, len(steps), fail)
+    _check_plan_fields(plan, src, fail, batch_size)
+
+
+DSP_GRAPH_MODES = ("per_batch", "reuse", "none")
+
+
+def _check_plan_fields(plan: Plan, src: str, fail, batch_size: int | None) -> None:
+    """The plan's other fields: names the engine knows, non-negative finite overheads, a
+    micro-batch split of the mini-batch, and a label and notes the summary can carry."""
+    from socsim.api import json_default
+    from socsim.spec.workload import GOVERNORS
+
+    if plan.governor is not None and plan.governor not in GOVERNORS:
+        raise fail(f"the plan from {src} has governor {plan.governor!r}; governors are {', '.join(GOVERNORS)} "
+                   "(or None: the workload's cpu.governor)")
+    if plan.dsp_graph not in DSP_GRAPH_MODES:
+        raise fail(f"the plan from {src} has dsp_graph {plan.dsp_graph!r}; expected one of "
+                   f"{', '.join(DSP_GRAPH_MODES)}")
+    if not isinstance(plan.shared_buffers, bool):
+        raise fail(f"the plan from {src} has shared_buffers {plan.shared_buffers!r}; expected True or False")
+
+    def count(v) -> bool:
+        return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0
+
+    if not count(plan.dsp_graph_bytes):
+        raise fail(f"the plan from {src} has dsp_graph_bytes {plan.dsp_graph_bytes!r}; expected a byte count")
+    if not count(plan.cpu_graph_prep_s):
+        raise fail(f"the plan from {src} has cpu_graph_prep_s {plan.cpu_graph_prep_s!r}; expected seconds "
+                   "(finite, >= 0)")
+    try:
+        overheads = [tuple(p) for p in plan.prep_overheads]
+    except TypeError:
+        overheads = None
+    if overheads is None or any(len(p) != 2 for p in overheads):
+        raise fail(f"the plan from {src} has prep_overheads {plan.prep_overheads!r}; expected (name, seconds) pairs")
+    for name, sec in overheads:
+        if not isinstance(name, str) or not count(sec):
+            raise fail(f"the plan from {src} has prep_overheads entry ({name!r}, {sec!r}); expected a name and "
+                       "seconds (finite, >= 0)")
+    try:
+        mbs = list(plan.micro_batches)
+    except TypeError:
+        mbs = None
+    if mbs is None or any(isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1 for m in mbs):
+        raise fail(f"the plan from {src} has micro_batches {plan.micro_batches!r}; expected positive sample counts")
+    if mbs and batch_size is not None and sum(mbs) != batch_size:
+        raise fail(f"the plan from {src} has micro_batches {mbs} ({sum(mbs)} samples); they must add up to the "
+                   f"mini-batch, batch_size {batch_size}")
+    if not isinstance(plan.label, str):
+        raise fail(f"the plan from {src} has label {plan.label!r}; expected a string")
+    if not isinstance(plan.notes, dict):
+        raise fail(f"the plan from {src} has notes of type {type(plan.notes).__name__}; expected a dict")
+    try:
+        json.dumps(plan.notes, default=json_default, sort_keys=True)
+    except (TypeError, ValueError) as e:
+        raise fail(f"the plan from {src} has notes the summary cannot carry as JSON: {e}") from None
 
 
 GIB = 1 << 30

@@ -52,16 +52,20 @@ def precision_note(s: dict[str, Any]) -> str | None:
 
 
 def memory_budget_note(s: dict[str, Any]) -> str | None:
-    """A one-line note when the run's peak memory went over the workload's memory budget
-    (the summary's ``memory.budget_mb``, the smallest in force during the run), which only a
-    scheduler that plans for it (Sage) keeps to; else None."""
-    budget = s["memory"].get("budget_mb")
-    peak = s["memory"]["peak_bytes"]
-    if budget is None or peak <= budget * (1 << 20):
+    """A one-line note when memory in use went over the budget in force at the time (the
+    summary's ``memory.over_budget``): a scheduler that does not plan for the budget (all but
+    Sage) ignores it, and a budget that drops during a batch binds before the next batch's plan
+    can follow it; else None."""
+    over = s["memory"].get("over_budget")
+    if not over or not over.get("batches"):
         return None
-    return (f"note: peak memory {_fmt_bytes(peak)} exceeds the workload's memory budget "
-            f"{_fmt_bytes(budget * (1 << 20))} (environment.memory_budget_mb): {s['scheduler']} does not "
-            "enforce it")
+    n, planned = over["batches"], s["batches"]
+    why = "a budget that drops during a batch binds before the next batch's plan can follow it"
+    if s["scheduler"] != "sage":
+        why = f"{s['scheduler']} does not plan for the budget (sage does), and " + why
+    return (f"note: memory in use exceeded the budget in force (environment.memory_budget_mb) for "
+            f"{_fmt_sim_time(over['seconds'])} in {n} of {planned} batches, by up to "
+            f"{_fmt_bytes(over['max_excess_bytes'])}: {why}")
 
 
 def notes(s: dict[str, Any]) -> list[str]:

@@ -99,6 +99,10 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
     loads = workload.environment.foreground_loads
     if loads:
         summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)
+    if summary["memory"]["budget_mb"] is not None:
+        # memory in use above the budget in force at the time (socsim.engine.sim _over_budget)
+        summary["memory"]["over_budget"] = {"seconds": _r(stats.over_budget_s), "batches": stats.over_budget_batches,
+                                            "max_excess_bytes": int(stats.over_budget_max_bytes)}
     extra = scheduler.summary_extra() if hasattr(scheduler, "summary_extra") else {}
     summary["memory"].update(_micro_batch_history(summary["memory"]["micro_batches"], engine, extra))
     if plan is not None and plan.notes:
@@ -159,10 +163,14 @@ def _micro_batch_history(first: list[int], engine, extra: dict[str, Any]) -> dic
     split): ``micro_batch_sequence``, the splits of the batches as run, consecutive repeats merged,
     and ``micro_batches_final``, the split of the last batch.
 
-    The sequence comes from the scheduler's ``summary_extra``: ``micro_batch_sequence`` (lists of
-    ints, as run) if it reports one, else ``split_sequence`` ("24+8" strings, as decided); else
-    it is the first plan's split followed by the last one's if they differ.  The final split is
-    the plan the engine ran last."""
+    The sequence is the engine's record of the plans its batches ran (whoever made them: the
+    scheduler's ``plan()`` or a hook).  Without one (no batch ran) it comes from the scheduler's
+    ``summary_extra``: ``micro_batch_sequence`` (lists of ints) if it reports one, else
+    ``split_sequence`` ("24+8" strings, as decided); else it is the first plan's split.  The final
+    split is the plan the engine ran last."""
+    runs = getattr(getattr(engine, "stats", None), "micro_batch_runs", None)
+    if runs:
+        return {"micro_batches_final": list(runs[-1]), "micro_batch_sequence": [list(m) for m in runs]}
     last = getattr(getattr(engine, "rctx", None), "plan", None)
     final = list(last.micro_batches) if last is not None and last.micro_batches else None
     seq = extra.get("micro_batch_sequence")

@@ -140,8 +140,10 @@ class Mandheling(BaseScheduler):
         freq: str | dict = "max"
         seen: list = []
         # "frequency left to the OS DVFS": profile the CPU at the operating point the governor
-        # settles at for this placement (schedutil follows the CPU's busy fraction, which the
-        # placement decides), iterating placement <-> frequency to a fixed point.
+        # settles at for this placement, iterating placement <-> frequency to a fixed point
+        # (schedutil follows the busiest core, and the host core works through everything but
+        # the DSP's own time, so it settles at the top OPP; a governor with its own setting
+        # gives that).
         while True:
             items = self._items(ctx, graph, ops, cores, splits, freq)
             l_cpu = [it.l_cpu for it in items]
@@ -152,8 +154,10 @@ class Mandheling(BaseScheduler):
                 units = tuple("dsp" if math.isfinite(d) else "cpu" for d in l_dsp)
             predicted = placement_time(units, l_cpu, l_dsp, sw, start="cpu")
             dsp_s = sum(t for t, u in zip(l_dsp, units) if u == "dsp")
-            nxt = governed_freqs(ctx, cores, sum(t for t, u in zip(l_cpu, units) if u == "cpu"),
-                                 predicted + self._prep_estimate(ctx, items, units) - dsp_s)
+            # the host core is busy through the CPU ops, the FastRPC copies and the graph
+            # preparation; only the DSP's time is waiting (socsim.engine.dvfs.schedutil_util)
+            active = predicted + self._prep_estimate(ctx, items, units) - dsp_s
+            nxt = governed_freqs(ctx, cores, active, active)
             if nxt is None or nxt == freq or nxt in seen or len(seen) >= 6:
                 break
             seen.append(freq)

@@ -19,6 +19,7 @@ chooses only the frequency level of the base's CPU clusters per batch, by the sa
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -284,12 +285,9 @@ class MinEnergy(BaseScheduler):
         if o.base.name == self.name:
             raise InputError("min-energy cannot compose with itself", field="scheduler.options.base.name",
                              value=o.base.name)
-        try:
+        with _as_base():
             self.base = create(o.base.name, o.base.options)
             base_plan = self.base.plan(ctx)
-        except InputError as e:  # the base's fields live under scheduler.options.base
-            raise type(e)(e.message, file=e.file, field=_rebase_field(e.field), value=e.value,
-                          line=e.line) from None
         self._base_plan = base_plan
         if not base_plan.cpu_cores:
             raise InputError(f"base scheduler {o.base.name!r} uses no CPU cores: nothing to scale",
@@ -348,8 +346,17 @@ class MinEnergy(BaseScheduler):
         return ctx if base_plan is ctx.plan else replace(ctx, plan=base_plan)
 
     def _call_base(self, hook: str, ctx, *args) -> Plan | None:
+        """The base's hook; a plan it returns is checked as the base's (errors name
+        ``scheduler.options.base.name``, not min-energy, whose variant of it runs)."""
+        from socsim.engine.sim import check_plan
+
         view = self._base_view(ctx)
-        p = getattr(self.base, hook)(view, *args)
+        with _as_base():
+            p = getattr(self.base, hook)(view, *args)
+            if p is not None:
+                pctx = ctx.plan_ctx
+                check_plan(p, pctx.soc, scheduler=self.options.base.name, hook=f"{hook}()",
+                           batch_size=pctx.workload.batch_size)
         if view is not ctx and view.stop_requested and view.stop_requested != ctx.stop_requested:
             ctx.stop(view.stop_requested)
         if p is not None:
@@ -398,7 +405,19 @@ class MinEnergy(BaseScheduler):
 
 
 def _base_summary(base) -> dict[str, Any]:
-    return dict(base.summary_extra()) if hasattr(base, "summary_extra") else {}
+    with _as_base():
+        return dict(base.summary_extra()) if hasattr(base, "summary_extra") else {}
+
+
+@contextmanager
+def _as_base():
+    """The base scheduler's errors as a composed run's: its fields live under
+    ``scheduler.options.base`` (the original stays the context, for SOCSIM_DEBUG's traceback)."""
+    try:
+        yield
+    except InputError as e:
+        raise type(e)(e.message, file=e.file, field=_rebase_field(e.field), value=e.value,
+                      line=e.line) from None
 
 
 def _rebase_field(field: str | None) -> str | None:

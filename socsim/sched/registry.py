@@ -71,16 +71,42 @@ def discover() -> dict[str, Entry]:
                 out[key] = Entry(key, ep.value, None, f"{why}; rename the entry point", builtin=builtin)
             continue
         try:
-            cls = ep.load()
+            cls = _load(ep)
             problem = _check(cls)
             if problem:
                 out[ep.name] = Entry(ep.name, ep.value, None, problem, builtin=builtin)
             else:
                 out[ep.name] = Entry(ep.name, ep.value, cls, None, str(getattr(cls, "description", "") or ""),
                                      builtin=builtin)
-        except Exception as e:  # a broken plugin must not stop the others
+        except _LoadError as e:  # a broken plugin must not stop the others
+            out[ep.name] = Entry(ep.name, ep.value, None, str(e), builtin=builtin)
+        except Exception as e:
             out[ep.name] = Entry(ep.name, ep.value, None, f"{type(e).__name__}: {e}", builtin=builtin)
     return dict(sorted(out.items()))
+
+
+class _LoadError(Exception):
+    pass
+
+
+def _load(ep) -> Any:
+    """``ep.load()``, with what the plugin prints while it is imported kept off socsim's own
+    stdout and stderr (a module-level print would corrupt ``--json -``), and an exception or a
+    ``sys.exit`` in its import (an ``argparse`` at module level) turned into a _LoadError that
+    says what it was, with the last line it printed."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            return ep.load()
+    except SystemExit as e:
+        said = [ln for ln in buf.getvalue().splitlines() if ln.strip()]
+        tail = f" after printing {said[-1].strip()!r}" if said else ""
+        raise _LoadError(f"the plugin called sys.exit({e.code!r}) while being imported{tail}") from None
+    except Exception as e:
+        raise _LoadError(f"{type(e).__name__}: {e}") from None
 
 
 def _dist_name(ep) -> str:
@@ -95,6 +121,10 @@ def _check(cls: Any) -> str | None:
         return "class has no plan(ctx) method"
     if getattr(getattr(cls, "plan", None), "__isabstractmethod__", False):
         return "class does not implement plan(ctx)"
+    from socsim.workload.precision import PRECISIONS
+    prec = getattr(cls, "precision", None)
+    if prec is not None and prec not in PRECISIONS:
+        return f"class attribute precision is {prec!r}; expected None (the workload's) or one of {', '.join(PRECISIONS)}"
     opts = getattr(cls, "Options", None)
     if not isinstance(opts, type) or not hasattr(opts, "model_validate") or not hasattr(opts, "model_fields"):
         return "class has no pydantic Options model"
@@ -140,6 +170,7 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
     if entry.cls is None:
         raise InputError(f"scheduler plugin {entry.target!r} is broken: {entry.error}", file=file,
                          field="scheduler.name", value=name)
+    _no_bool_numbers(entry.cls.Options, options or {}, name, file)
     try:
         opts = entry.cls.Options.model_validate(options or {})
     except ValidationError as e:
@@ -155,6 +186,24 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
     except Exception as e:
         raise InputError(f"scheduler plugin failed to start: {type(e).__name__}: {e}", file=file,
                          field="scheduler.name", value=name) from None
+
+
+def _no_bool_numbers(model: type, options: dict, name: str, file: str | None) -> None:
+    """true/false given for a numeric option is an error, as for the workload's own fields
+    (pydantic would read it as 1/0: ``cores=true`` would run on one core)."""
+    from socsim.spec.workload import _bool_for_number
+
+    if not isinstance(options, dict):
+        return
+    by_key: dict[str, Any] = {}
+    for fname, f in getattr(model, "model_fields", {}).items():
+        by_key[fname] = f.annotation
+        if isinstance(f.alias, str):
+            by_key[f.alias] = f.annotation
+    for key, value in options.items():
+        if key in by_key and _bool_for_number(by_key[key], value):
+            raise InputError(f"expected a number, got true/false (scheduler {name!r})", file=file,
+                             field=f"scheduler.options.{key}", value=value)
 
 
 _GUARDED: dict[tuple[type, str], type] = {}
@@ -173,9 +222,10 @@ def guarded(cls: type, name: str) -> type:
 
     ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
                           "__doc__": cls.__doc__, "_plugin_name": name, "_plugin_class": cls}
-    own = getattr(cls, "name", None)
-    if not isinstance(own, str) or not own or own == BaseScheduler.name:
-        ns["name"] = name  # no name of its own: what users select it by
+    # runs are reported under the name users select (the entry point's), whatever the class
+    # calls itself: two entry points of one class, or a class named like a built-in, would
+    # otherwise give rows no one can tell apart
+    ns["name"] = name
     holder: list[type] = []
     for hook in HOOKS:
         ns[hook] = _guard(hook, name, holder)
@@ -219,11 +269,22 @@ def _guard(hook: str, name: str, holder: list[type]):
         except Exception as e:
             raise ScheduleError(f"scheduler plugin {name!r} failed in {hook}(): {type(e).__name__}: {e}",
                                 field="scheduler.name", value=name) from e
+        if hook == "summary_extra":
+            import json
+
+            from socsim.api import json_default
+            try:
+                json.dumps(result, default=json_default, sort_keys=True)
+            except (TypeError, ValueError) as e:
+                raise ScheduleError(f"scheduler plugin {name!r} returned from summary_extra() what the summary "
+                                    f"cannot carry as JSON: {e}", field="scheduler.name", value=name) from None
         if hook == "plan":
-            soc = getattr(args[0] if args else kwargs.get("ctx"), "soc", None)
+            ctx = args[0] if args else kwargs.get("ctx")
+            soc = getattr(ctx, "soc", None)
             if soc is not None:
                 from socsim.engine.sim import check_plan
-                check_plan(result, soc, scheduler=name, hook="plan()")
+                batch = getattr(getattr(ctx, "workload", None), "batch_size", None)
+                check_plan(result, soc, scheduler=name, hook="plan()", batch_size=batch)
         return result
 
     method.__name__ = hook

@@ -117,7 +117,6 @@ def settled_profile(ctx, plan: Plan, rounds: int = 8) -> tuple[float, float, flo
     (mean latency, mean energy, slowest latency) over the repeating cycle."""
     soc, wl = ctx.soc, ctx.workload
     used = {c.name for c in clusters_of(soc, plan.cpu_cores)}
-    counts = {c.name: sum(1 for i in plan.cpu_cores if i in c.core_ids) for c in soc.cpu.clusters}
     util: dict[str, float] = {}
     prev: dict[str, float] = {}
     seen: list[tuple] = []
@@ -140,7 +139,7 @@ def settled_profile(ctx, plan: Plan, rounds: int = 8) -> tuple[float, float, flo
         if soc.gpu is not None:
             full["gpu"] = soc.gpu.opps[-1].freq_mhz
         tpl = ctx.walker.template(plan, full, False)
-        util = {c: tpl.busy_s.get(c, 0.0) / tpl.duration_s / counts[c] for c in used if tpl.duration_s > 0}
+        util = dvfs.schedutil_util(soc, plan.cpu_cores, tpl.busy_s, tpl.duration_s)
         prev = f
     return (sum(t for t, _ in runs) / len(runs), sum(e for _, e in runs) / len(runs), max(t for t, _ in runs))
 

@@ -6,6 +6,7 @@ machinery (entry points, third-party exceptions) is tested in test_plugins.py.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -61,6 +62,51 @@ def test_a_unit_the_soc_lacks_is_a_schedule_error(graph):
 def test_a_step_that_is_not_a_step_is_a_schedule_error(graph):
     e = _bad(Plan(steps=(graph.ops[0],), cpu_cores=(4,)))
     assert "not a Step" in e.message
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(cpu_cores=(4, 4, 4, 4)), "more than once"),
+    (dict(cpu_cores=(4.0, 5.0)), "integer core ids"),
+    (dict(micro_batches=(320, 320)), "add up to the mini-batch"),
+    (dict(micro_batches=(8, 0, 8)), "positive sample counts"),
+    (dict(governor="turbo"), "governor 'turbo'"),
+    (dict(dsp_graph="sometimes"), "dsp_graph 'sometimes'"),
+    (dict(cpu_graph_prep_s=-5.0), "cpu_graph_prep_s -5.0"),
+    (dict(cpu_graph_prep_s=math.inf), "cpu_graph_prep_s inf"),
+    (dict(prep_overheads=(("jit", -1.0),)), "prep_overheads entry ('jit', -1.0)"),
+    (dict(prep_overheads=(("jit",),)), "(name, seconds) pairs"),
+    (dict(dsp_graph_bytes=-1), "dsp_graph_bytes -1"),
+    (dict(shared_buffers="yes"), "shared_buffers 'yes'"),
+    (dict(label=None), "label None"),
+    (dict(notes={"x": object()}), "cannot carry as JSON"),
+    (dict(notes=[1, 2]), "notes of type list"),
+])
+def test_nonsense_plan_fields_are_schedule_errors(graph, change, words):
+    """What a plan says is checked like the same values in a workload (a repeated core, an
+    unknown governor) or rejected before it reaches the engine (a negative overhead): the
+    engine never runs it, and never fails on it with an internal error."""
+    e = _bad(dataclasses.replace(_cpu(graph), **change), hook="plan()", batch_size=graph.batch)
+    assert words in e.message, e.message
+
+
+def test_plan_steps_must_hold_ops_and_string_labels(graph):
+    e = _bad(Plan(steps=(Step("conv1", "cpu"),), cpu_cores=(4,)), hook="plan()")
+    assert "not an Op" in e.message
+    e = _bad(Plan(steps=(Step(graph.ops[0], "cpu", label=None),), cpu_cores=(4,)), hook="plan()")
+    assert "label None" in e.message
+
+
+def test_numpy_values_in_a_plan_are_accepted_and_written_as_json(graph):
+    import json
+
+    import numpy as np
+
+    from socsim.api import dump_json
+    plan = dataclasses.replace(_cpu(graph), notes={"n": np.int64(3), "a": np.arange(2), "f": np.float32(0.5)},
+                               cpu_cores=tuple(np.array([4, 5])))
+    check_plan(plan, SOC, scheduler="mine", batch_size=graph.batch)
+    assert json.loads(dump_json({"cores": plan.cpu_cores, "notes": plan.notes})) == \
+        {"cores": [4, 5], "notes": {"n": 3, "a": [0, 1], "f": 0.5}}
 
 
 def test_an_empty_plan_is_a_schedule_error():

@@ -208,12 +208,53 @@ class ProtoRaise:
 class Shadow(_Simple):
     name = "mnn-fp32"
     description = "SHADOW"
+
+
+class Niti(_Simple):
+    name = "niti-plugin"
+    precision = "niti"
+
+
+class BadPrecision(_Simple):
+    precision = "fp16"
+
+
+class Impostor(_Simple):
+    name = "pytorch"          # a built-in's name, registered under another
+
+
+class NumOpts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cores: int = 2
+    on: bool = False
+
+
+class NumOption(_Simple):
+    name = "num-option"
+    Options = NumOpts
+
+
+class NotJson(_Simple):
+    name = "not-json"
+    def summary_extra(self):
+        return {"x": object()}
+
+
+class SplitLater(_Simple):
+    name = "split-later"
+    def on_batch_end(self, ctx, batch, record):
+        if batch == 0:
+            import dataclasses
+            p = ctx.plan
+            return dataclasses.replace(p, micro_batches=(8, 8), label="split")
 '''
 FAULTY_EPS = {"raise-plan": "RaisePlan", "raise-hook": "RaiseHook", "raise-start": "RaiseStart",
               "raise-interference": "RaiseInterference", "raise-summary": "RaiseSummary",
               "schedule-error": "SchedErr", "bad-defaults": "BadDefaults",
               "required-option": "RequiredOption", "either-option": "EitherOption", "proto-only": "ProtoOnly", "proto-init": "ProtoInit",
-              "proto-raise": "ProtoRaise", "mnn-fp32": "Shadow"}
+              "proto-raise": "ProtoRaise", "mnn-fp32": "Shadow", "niti-plugin": "Niti",
+              "bad-precision": "BadPrecision", "impostor": "Impostor", "num-option": "NumOption",
+              "not-json": "NotJson", "split-later": "SplitLater"}
 
 
 @pytest.fixture
@@ -325,3 +366,70 @@ def test_a_plugin_cannot_take_a_builtin_name(faulty):
     assert all(w in r.output for w in ("(socsim_faulty", "taken", "built-in")), r.output
     s = socsim.run("sd865", WL, scheduler="mnn-fp32").summary
     assert "SHADOW" not in str(s) and s["scheduler"] == "mnn-fp32"
+
+
+def test_a_plugin_exiting_while_imported_is_broken_and_the_others_run(plugins):
+    """``argparse`` at a plugin's module level calls sys.exit during the import: that plugin is
+    broken, what it printed stays off socsim's output, and every other scheduler still works."""
+    _dist(plugins, "socsim_exiting_plugin", "[socsim.schedulers]\nexiting = socsim_exiting_plugin:S\n")
+    (plugins / "socsim_exiting_plugin.py").write_text(
+        "import argparse\nprint('hello from the plugin')\nargparse.ArgumentParser().parse_args(['--bogus'])\n")
+    importlib.invalidate_caches()
+    try:
+        e = discover()["exiting"]
+        assert e.cls is None and "sys.exit(2)" in e.error and "while being imported" in e.error
+        r = _run_cli("list", "schedulers")
+        assert r.exit_code == 0 and "mnn-fp32" in r.output and "hello from the plugin" not in r.output
+        r = _run_cli("run", "--soc", "sd865", "--scheduler", "mnn-fp32", "--quiet", "--json", "-",
+                     str(ROOT / "workloads" / "quickstart.yaml"), "--set", "batches=1")
+        assert r.exit_code == 0 and r.output.lstrip().startswith("{"), r.output
+    finally:
+        sys.modules.pop("socsim_exiting_plugin", None)
+
+
+def test_a_plugins_precision_is_what_it_trains(faulty):
+    s = socsim.run("sd865", WL, scheduler="niti-plugin").summary
+    fp32 = socsim.run("sd865", WL, scheduler="proto-only").summary
+    assert s["precision"] == "niti"
+    ops = s["placement"]["cpu_ops"]
+    assert ops > fp32["placement"]["cpu_ops"]        # NITI's rescale/shift ops ran
+    e = discover()["bad-precision"]
+    assert e.cls is None and "precision is 'fp16'" in e.error
+
+
+def test_runs_carry_the_entry_point_name(faulty):
+    s = socsim.run("sd865", WL, scheduler="impostor").summary
+    assert s["scheduler"] == "impostor"
+    r = _run_cli("compare", "--soc", "sd865", str(ROOT / "workloads" / "quickstart.yaml"), "--schedulers",
+                 "pytorch,impostor", "--set", "batches=1", "--json", "-")
+    assert r.exit_code == 0, r.output
+    import json
+    assert [row["scheduler"] for row in json.loads(r.output)["rows"]] == ["pytorch", "impostor"]
+
+
+def test_true_false_for_a_numeric_plugin_option_is_an_error(faulty):
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", {**WL, "scheduler": {"name": "num-option", "options": {"cores": True}}})
+    assert e.value.field == "scheduler.options.cores" and "true/false" in e.value.message
+    assert socsim.run("sd865", {**WL, "scheduler": {"name": "num-option", "options": {"on": True}}}).summary
+
+
+def test_summary_extra_that_is_not_json_is_the_plugins_error(faulty, wl_file):
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", "not-json", "--quiet")
+    assert r.exit_code == 2 and "summary_extra()" in r.output and "not-json" in r.output, r.output
+
+
+def test_splits_a_hook_makes_are_in_the_micro_batch_sequence(faulty):
+    s = socsim.run("sd865", {**WL, "batches": 3}, scheduler="split-later").summary
+    assert s["memory"]["micro_batch_sequence"] == [[16], [8, 8]]
+    assert s["memory"]["micro_batches_final"] == [8, 8]
+
+
+def test_debug_shows_the_plugins_own_traceback(faulty, wl_file, monkeypatch):
+    import subprocess
+    env = {**__import__("os").environ, "SOCSIM_DEBUG": "1",
+           "PYTHONPATH": f"{faulty}:{EXAMPLE}:" + __import__("os").environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, "-m", "socsim.cli", "run", "--soc", "sd865", str(wl_file),
+                        "--scheduler", "raise-hook", "--quiet"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert "Traceback" in r.stderr and "socsim_faulty_plugin.py" in r.stderr and "boom in on_batch_end" in r.stderr
