@@ -54,6 +54,7 @@ class Accounting:
         self.sample_s = workload.output.sample_ms * 1e-3
         self._next_sample_s = self.sample_s
         self._batt_i, self._batt_v = 0.0, soc.battery.nominal_voltage_v
+        self._charging_w = 0.0
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._heat_map = self._heat_matrix()
         self._static_terms: dict[int, tuple] = {}
@@ -170,8 +171,12 @@ class Accounting:
         batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
         before = self.battery
         if dur > 0:
+            # the pieces' own powers: the pack's current is convex in the load (battery_step)
+            piece_w = piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0)
             self.battery, self._batt_i, self._batt_v = battery_step(
-                self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w)
+                self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w,
+                profile=(piece_w, dts))
+            self._charging_w = charging_w
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = batt_temp
         if not isinstance(self.recorder, NullRecorder):
@@ -274,7 +279,7 @@ class Accounting:
         if dur > 0:
             power_w = piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0)
             cur_a, volt_v = step_profile(self.soc.battery, self.battery, self._batt_i, self._batt_v,
-                                         batt_temp_c, power_w, dts)
+                                         batt_temp_c, power_w, dts, self._charging_w)
             q_c, vs = cur_a * dts, volt_v * dts
         else:
             q_c = vs = np.zeros(len(dts))

@@ -489,7 +489,7 @@ class Engine:
                 yield env.timeout(step.at_s - env.now)
             budget = int(step.mb * (1 << 20))
             self.rctx.now_s = env.now
-            self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MB")
+            self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MiB")
             self._apply(self.scheduler.on_memory_pressure(self.rctx, budget), "on_memory_pressure()")
 
 

@@ -84,8 +84,14 @@ def pack_current_a(ocv: float, r_ohm: float, net_w: float) -> float:
 
 
 def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float, temp_c: float,
-                 charging_w: float = 0.0) -> tuple[BatteryState, float, float]:
+                 charging_w: float = 0.0, profile: tuple[np.ndarray, np.ndarray] | None = None
+                 ) -> tuple[BatteryState, float, float]:
     """Advance the pack by ``dt_s`` with the phone drawing ``power_w`` and a charger giving ``charging_w``.
+
+    ``profile``: the load within the step as (power W, seconds) pieces whose time-weighted mean is
+    ``power_w``.  Each piece then draws the current of its own power (the current is convex in
+    the power: the mean power's current would undercount the charge, and the gauge energy
+    V x I would fall short of the energy drawn).
 
     Returns ``(new_state, current_a, terminal_v)``: current discharge-positive, both averaged over the
     step (midpoint rule in state of charge; exact in charge).  The pack stops at empty and at full
@@ -103,15 +109,24 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
     soc_mid = min(max(state.soc - 0.5 * i0 * dt_s / state.capacity_c, 0.0), 1.0)
     ocv = ocv_v(spec, soc_mid)
     i = pack_current_a(ocv, r, net_w)
+    energy_j = None
+    if profile is not None:
+        pw, pdt = (np.asarray(x, float) for x in profile)
+        if len(pw) and float(pdt.sum()) > 0.0:
+            cur = piece_currents(ocv, r, pw - charging_w)
+            i = float((cur * pdt).sum()) / float(pdt.sum())
+            energy_j = float(((ocv - cur * r) * cur * pdt).sum()) * dt_s / float(pdt.sum())
     charge = state.charge_c - i * dt_s
     if charge < 0.0:                     # empty: the pack gives what it has left
         i, charge = state.charge_c / dt_s, 0.0
     elif charge > state.capacity_c:      # full: charging stops
         i, charge = (state.charge_c - state.capacity_c) / dt_s, state.capacity_c
     terminal_v = ocv - i * r
+    if energy_j is None or charge in (0.0, state.capacity_c):
+        energy_j = terminal_v * i * dt_s
     new = BatteryState(capacity_c=state.capacity_c, charge_c=charge,
                        charge_out_c=state.charge_out_c + i * dt_s,
-                       energy_out_j=state.energy_out_j + terminal_v * i * dt_s,
+                       energy_out_j=state.energy_out_j + energy_j,
                        loss_j=state.loss_j + i * i * r * dt_s)
     return new, i, terminal_v
 
@@ -130,8 +145,16 @@ def battery_counters(state: BatteryState, current_a: float, terminal_v: float) -
     }
 
 
+def piece_currents(ocv: float, r_ohm: float, net_w: np.ndarray) -> np.ndarray:
+    """:func:`pack_current_a` of each net power in ``net_w`` (vectorised)."""
+    disc = ocv * ocv - 4.0 * r_ohm * net_w
+    root = np.sqrt(np.maximum(disc, 0.0))
+    return np.where(disc > 0.0, 2.0 * net_w / (ocv + root), ocv / (2.0 * r_ohm))
+
+
 def step_profile(spec: Battery, after: BatteryState, current_a: float, terminal_v: float, temp_c: float,
-                 power_w: np.ndarray, dt_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                 power_w: np.ndarray, dt_s: np.ndarray, charging_w: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Current and terminal voltage over each piece of a :func:`battery_step` whose load varied
     within the step (``power_w`` over ``dt_s``; the step drew their time-weighted mean).
 
@@ -151,11 +174,11 @@ def step_profile(spec: Battery, after: BatteryState, current_a: float, terminal_
         return np.full(len(power_w), current_a), np.full(len(power_w), terminal_v)
     r = internal_resistance_ohm(spec, temp_c)
     ocv = terminal_v + current_a * r
-    # net terminal power of each piece: the step's (V_t I) plus the piece's deviation from the mean
-    net_w = terminal_v * current_a + power_w - float((power_w * dt_s).sum()) / total_s
-    disc = ocv * ocv - 4.0 * r * net_w
-    root = np.sqrt(np.maximum(disc, 0.0))
-    cur = np.where(disc > 0.0, 2.0 * net_w / (ocv + root), ocv / (2.0 * r))
+    if charging_w is not None:   # the step drew these very pieces (battery_step's profile)
+        net_w = power_w - charging_w
+    else:  # the step's (V_t I) plus the piece's deviation from the mean
+        net_w = terminal_v * current_a + power_w - float((power_w * dt_s).sum()) / total_s
+    cur = piece_currents(ocv, r, net_w)
     cur = cur + (current_a - float((cur * dt_s).sum()) / total_s)
     return cur, ocv - cur * r
 

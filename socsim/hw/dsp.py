@@ -7,9 +7,14 @@ across the HVX contexts (one outstanding miss per in-order context), and the dir
 in L2 is cleaned to DRAM at the op's end at the channel's achievable bandwidth.
 
 Compute cycles come from the HVX emulator (``isa.kernels.costing.profile_op``) when it is
-importable and supports the kind, else from :func:`analytic_hvx_cycles` (128 INT8 MACs per
-cycle per context x efficiency).  ``detail['cycles_source']`` is 1.0 for the emulator, 0.0 for
-the analytic fallback.
+importable and supports the kind, else from :func:`analytic_hvx_cycles` (the spec's
+``int8_macs_per_cycle_per_context``, 128: one vrmpy per cycle, x efficiency).
+``detail['cycles_source']`` is 1.0 for the emulator, 0.0 for the analytic fallback.  The
+emulated kernels issue up to two vrmpy per packet (two multiply resources, hw:hexagon.packet),
+256 MACs per cycle per context, and each of the 4 contexts is timed issuing every cycle
+(unpaired): the same assumption as Qualcomm's peak of 1024 8-bit MACs per MHz for SM8250
+(hw:hexagon.peak_8bit_mac_per_mhz = 4 contexts x 256), which bounds every op
+(tests/hw/test_dsp_cost.py).  Convolutions sustain 100-190 MACs per cycle per context.
 
 Batches: Hexagon NN pads a batch above 4 to a multiple of ``dsp.batch_pad_to`` (32)
 (pub:dsp_conv_latency_ms note); with ``DspConfig.batch_padding`` the kernel computes and lays
@@ -83,10 +88,11 @@ def _elt(dtype: str) -> int:
     return {"int8": 1, "int32": 4}.get(dtype, 1)
 
 
-def analytic_hvx_cycles(op: Op, macs: int, contexts: int, threads: int) -> float:
-    """The analytic fallback: HVX cycles for the whole op split over the contexts."""
+def analytic_hvx_cycles(op: Op, macs: int, contexts: int, threads: int, macs_per_cycle: int = 128) -> float:
+    """The analytic fallback: HVX cycles for the whole op split over the contexts, at
+    ``macs_per_cycle`` per context (the spec's ``int8_macs_per_cycle_per_context``: one vrmpy)."""
     if op.kind in CONV_LIKE or op.kind.startswith("dwconv"):
-        rate = 128 * HVX_CONV_EFFICIENCY * (0.5 if op.kind.startswith("dwconv") else 1.0)
+        rate = macs_per_cycle * HVX_CONV_EFFICIENCY * (0.5 if op.kind.startswith("dwconv") else 1.0)
         return macs / (rate * contexts)
     if op.kind in SCALAR_CYCLES_PER_ELEM:
         elems = max(op.bytes_written // _elt(op.dtype), op.flops, 1)
@@ -159,7 +165,8 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     pb = padded_batch(b, dsp.batch_pad_to, cfg.batch_padding) if op.kind in PADDED_KINDS and "batch" in op.p else b
     macs = op_macs(op) * pb // max(b, 1)
     emu = _emulated_cycles(op, pb, ctx) if use_emulator else None
-    cycles = emu if emu is not None else analytic_hvx_cycles(op, macs, ctx, dsp.hardware_threads)
+    cycles = emu if emu is not None else analytic_hvx_cycles(op, macs, ctx, dsp.hardware_threads,
+                                                             dsp.int8_macs_per_cycle_per_context)
 
     mem = op_memory(op, "dsp", soc, threads=ctx, batch=pb)
     lines_missed = (mem.dram_bytes - mem.dram_clean_bytes) / mem.line_bytes

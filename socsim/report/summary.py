@@ -22,6 +22,12 @@ def run_precision(scheduler, workload) -> str:
             or workload.precision)
 
 
+def _per_batch(total: int, n: int) -> int | float:
+    """A count per batch over ``n`` batches: the integer when every batch had the same (or the
+    mean divides evenly), else the mean to 2 decimals (plans that change give fractions)."""
+    return total // n if total % n == 0 else round(total / n, 2)
+
+
 def budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
     """The smallest memory budget (MB) in force during a run of ``sim_time_s``: a number, or
     the steps of a budget profile; the first step holds from the start, as in
@@ -67,10 +73,10 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "time_throttled_s": _r(stats.time_throttled_s),
         },
         "placement": {
-            "cpu_ops": stats.counts["cpu_ops"] // n,
-            "dsp_ops": stats.counts["dsp_ops"] // n,
-            "gpu_ops": stats.counts["gpu_ops"] // n,
-            "switches": stats.counts["switches"] // n,
+            "cpu_ops": _per_batch(stats.counts["cpu_ops"], n),
+            "dsp_ops": _per_batch(stats.counts["dsp_ops"], n),
+            "gpu_ops": _per_batch(stats.counts["gpu_ops"], n),
+            "switches": _per_batch(stats.counts["switches"], n),
             "cpu_cores": list(plan.cpu_cores) if plan else [],
             "plans": stats.plan_labels,
             "plan_batches": dict(stats.plan_batches),

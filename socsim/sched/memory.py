@@ -112,7 +112,7 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
         while st["mem"] + need > budget:
             cands = [t for t in resident if t not in pinned and evictable(t)]
             if not cands:
-                raise Infeasible(f"a kernel needs {(st['mem'] + need) / 2**20:.0f} MB with nothing left to evict")
+                raise Infeasible(f"a kernel needs {(st['mem'] + need) / 2**20:.0f} MiB with nothing left to evict")
             victim = min(cands, key=h)
             free(victim)
             st["ev"] += 1

@@ -274,7 +274,7 @@ class Sage(BaseScheduler):
             need = hi
         wl = self.ctx.workload
         raise ScheduleError(
-            f"memory budget {budget / MB:.0f} MB is below the minimum feasible {need / MB:.0f} MB for "
+            f"memory budget {budget / MB:.0f} MiB is below the minimum feasible {need / MB:.0f} MiB for "
             f"{wl.model} batch {self.batch} with sage strategy '{self.options.strategy}' ({what})",
             field=self._field, value=round(budget / MB, 3))
 

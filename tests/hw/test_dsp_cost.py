@@ -103,3 +103,26 @@ def test_irregular_ops_dsp_cpu_ratio_in_table3_band(soc, model):
         assert all(3.5 < r < 9.0 for r in rs), (kind, rs)
     mean = {k: sum(v) / len(v) for k, v in ratios.items()}
     assert mean["transpose"] > mean["weight_rotate"]           # Table 3: 8.3x vs 5x
+
+
+@pytest.mark.parametrize("b, hw, cin, cout, k", [(32, 32, 64, 64, 3), (64, 8, 64, 64, 3), (16, 56, 32, 128, 1),
+                                                 (32, 16, 256, 256, 3), (4, 32, 64, 64, 3)])
+def test_compute_stays_below_the_published_hvx_peak(soc, model, b, hw, cin, cout, k):
+    """hw:hexagon.peak_8bit_mac_per_mhz (sm8250: 1024 MACs per cycle for the whole cDSP) bounds
+    the emulated kernels' compute, however well they pair their vrmpy; the analytic fallback's
+    rate is the spec's one vrmpy per cycle per context."""
+    import yaml
+    from pathlib import Path
+
+    peak = yaml.safe_load((Path(__file__).resolve().parents[2] / "calibration" / "hardware.yaml").read_text())[
+        "hexagon"]["peak_8bit_mac_per_mhz"]["sm8150_sm8250"]
+    op = Op("c", "conv2d", "forward", "l", "int8",
+            make_params(batch=b, cin=cin, h=hw, w=hw, cout=cout, kh=k, kw=k, stride=1, pad=k // 2, groups=1,
+                        oh=hw, ow=hw), bytes_read=b * hw * hw * cin, bytes_written=4 * b * hw * hw * cout)
+    c = model.cost(op, CFG)
+    macs = b * cin * cout * hw * hw * k * k * padded_batch(b, 32) // b
+    assert dict(c.detail)["cycles_source"] == 1.0
+    assert macs / c.cycles <= peak
+    fallback = DspCostModel(soc, use_emulator=False).cost(op, CFG)
+    assert macs / fallback.cycles == pytest.approx(soc.dsp.int8_macs_per_cycle_per_context * 0.80
+                                                   * soc.dsp.hvx_contexts, rel=1e-3)
