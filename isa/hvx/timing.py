@@ -1,6 +1,8 @@
 """Packet-level timing model of one V66 HVX thread, computed from the program structure.
 
-Rules (sources in docs/hvx.md; the numbers are hardware.yaml ``hexagon:`` facts):
+Rules (sources in docs/hvx.md; the numbers are hardware.yaml ``hexagon:`` facts, except the two
+DDR streaming parameters ``clock_mhz`` and ``ddr_bytes_per_cycle`` of :class:`TimingConfig`,
+which are assumptions and currently inert):
 
 * A packet issues in one cycle.  A lone thread issues every cycle; when threads pair up on a
   cluster, a thread issues at most every other cycle (``paired=True``), which hides 1-cycle stalls.
@@ -37,9 +39,16 @@ _MPY = ("VX", "VX_DV")
 @dataclass(frozen=True)
 class TimingConfig:
     paired: bool = False                 # thread shares its cluster with another issuing thread
-    l2_read_thread_cycles: int = 6       # hardware.yaml hexagon.memory
-    l2_bytes_per_cycle: int = 128        # hardware.yaml hexagon.memory
-    ddr_access_ns: float = 250.0         # hardware.yaml hexagon.memory
+    l2_read_thread_cycles: int = 6       # hw:hexagon.memory.l2_read_thread_cycles
+    l2_bytes_per_cycle: int = 128        # hw:hexagon.memory.l2_bandwidth_bytes_per_cycle
+    ddr_access_ns: float = 250.0         # hw:hexagon.memory.ddr_access_ns
+    # clock_mhz and ddr_bytes_per_cycle apply only to buffers declared at level "ddr", which no
+    # kernel in isa/kernels declares (only tests/isa/test_program_timing.py does): inert for
+    # socsim, whose DSP model costs DRAM traffic itself (socsim.hw.dsp).  Both assumptions:
+    # clock_mhz 1000 only converts ddr_access_ns into cycles, a round figure inside the cDSP
+    # clock plan (hw:hexagon.clock_mhz, 500-1497 MHz); ddr_bytes_per_cycle 16 = 16 GB/s per
+    # thread at 1 GHz, about half an LPDDR5 channel's achievable rate (hw:dram.sd865.lpddr5_gbs
+    # x 0.65 = 28.6 GB/s), plausible 4-32 (docs/hvx.md, timing model).
     clock_mhz: float = 1000.0            # only converts the DDR latency into cycles
     ddr_bytes_per_cycle: float = 16.0    # assumed per-thread DDR streaming rate (docs/hvx.md)
     hw_loop_levels: int = 2

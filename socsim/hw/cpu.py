@@ -49,16 +49,26 @@ DW_MIX_PER_TAP = Mix(vec=1.0, loads=1.0, stores=1 / 9, other=2 / 9)
 ELT_MIX = Mix(vec=1.0, loads=1.0, stores=1.0, other=1.0)
 
 # Load/store ports: Cortex-A77 2 load + 1 store AGU (Arm Hot Chips 2019); Cortex-A55 one
-# load/store pipe (A55 TRM).  Keyed by the spec's issue width (6-wide = big, 2-wide = little).
+# load/store pipe (A55 TRM).  Out-of-order cores (issue width 3 and up: A75 (3), A76 (4),
+# A77/A78/Exynos M4 (6), X1 (8)) get the big-core values here, in _mlp and in cost()'s DRAM
+# sharer kind (2 ports, MLP 8, "cpu-big"); the in-order 2-wide A55 the little-core ones.  The
+# 3-wide A75 (sd845 big, exynos9820 mid) is out-of-order, issues two loads/stores per cycle and
+# keeps 12 L1 misses outstanding for integer loads, 8 for NEON/FP (Arm's Hot Chips 29 (2017)
+# Cortex-A75/A55 talk, as reported by Mynavi News).  (Keyed at issue width 4 before, the A75 got
+# the A55's values, under-rating it on cache- and DRAM-bound ops.)
+def _out_of_order(cl: Cluster) -> bool:
+    return cl.issue_width >= 3
+
+
 def _ls_ports(cl: Cluster) -> float:
-    return 2.0 if cl.issue_width >= 4 else 1.0
+    return 2.0 if _out_of_order(cl) else 1.0
 
 
 # Memory-level parallelism for cache hits below L1 (misses in flight per core): out-of-order
 # big cores overlap ~8 (A77 L1 has 12 outstanding fills, Arm A77 TRM); the in-order A55 ~2
 # (it stalls on use; the A55 TRM's L1 has 3 linefill buffers, one usually blocking).
 def _mlp(cl: Cluster) -> float:
-    return 8.0 if cl.issue_width >= 4 else 2.0
+    return 8.0 if _out_of_order(cl) else 2.0
 
 
 # Fork-join of MNN's thread pool per parallel op: a futex wake-up and a barrier, a few
@@ -84,6 +94,13 @@ PLANE_KINDS = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpo
 # Calibrated (micro level) so the DSP/CPU ratios at VGG-16 sizes (2 A77 threads vs the cDSP at
 # 500 MHz) fall in Table 3's 4-8x band (docs/validation.md "Irregular ops"); the paper gives no
 # tensor sizes, so only the ratios are fitted.
+# channel_shuffle (ShuffleNet's reshape (g, c/g) -> transpose -> flatten of the channels) is not
+# in Table 3 and not fitted: it is costed as a scalar walk, 1.0 cycle per element (a load and a
+# store per element, >= 1 cycle on the A77's single store port), with a strided fraction of 1.0,
+# as if every element's access on the strided side touched a new line.  Assumption, on the
+# pessimistic side: in NC4HW4 an output 4-channel pack gathers from g input plane streams (for
+# fp32 about one new line per 4 elements), and a plane-wise (NCHW) shuffle is a contiguous copy;
+# plausible 0.3-1.5 cycles per element and a fraction between 1/16 and 1.
 IRREGULAR_CYCLES_PER_ELEM = {"transpose": 0.85, "weight_rotate": 1.1, "slice": 3.0, "channel_shuffle": 1.0}
 # Fraction of the walk's element accesses that touch a new line on the strided side.
 IRREGULAR_STRIDED_FRACTION = {"transpose": 1 / 8, "weight_rotate": 1 / 9, "slice": 1 / 8, "channel_shuffle": 1.0}
@@ -193,8 +210,9 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     core_cycles = max(cycles, hit_cycles)
     core_s = core_cycles / (f_mhz * 1e6)
 
-    # DRAM: latency-bound per thread (MLP lines in flight) or bandwidth-bound, shared channel
-    kind = "cpu-big" if slow.issue_width >= 4 else "cpu-little"
+    # DRAM: latency-bound per thread (MLP lines in flight) or bandwidth-bound, shared channel;
+    # the A75 (issue width 3) counts as "cpu-little" here (see the note above _ls_ports)
+    kind = "cpu-big" if _out_of_order(slow) else "cpu-little"
     # each thread walks its input (reads) and its output (writebacks): interleaved address
     # streams that break each other's DRAM row-buffer locality (socsim.hw.dram)
     per_thread = int(mem.dram_read_bytes > 0) + int(mem.dram_write_bytes > 0)
@@ -206,6 +224,11 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         sync_s += ITEM_SYNC_S * mem.work_items / n
     stall_s = max(0.0, dram_s - core_s) + sync_s
     time_busy = core_s + stall_s
+    # Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
+    # stalled on cache hits, DRAM or a barrier still clocks its front end, L1/L2 and miss
+    # handling, so its stalled time keeps 0.25 of full activity.  Assumption: no public
+    # per-core measurement of stall power on these phones; a stalled core drawing about a
+    # quarter of its busy dynamic power is plausible in the range 0.15-0.4.
     activity = 0.25 + 0.75 * (compute_s / time_busy if time_busy else 1.0)
     busy: dict[str, int] = {}
     for c in cores:

@@ -54,6 +54,28 @@ CALL_COPY_GBS = 1.65
 # loads in slots 0/1, one store per packet; hw:hexagon.packet).  requant_static: 4 int32 input
 # vectors -> shift (4) + 2 packs per int8 output vector; requant_dynamic adds the reduce-max
 # pass (4 loads/vmax + clz) and the re-read: >= 2x static (pub:dynamic_rescale).
+# The other entries (analytic fallback only; the emulator costs relu, reducemax and the requants
+# when it is importable) are counts of packets per output vector under the packet rules of
+# isa/hvx/resources.py (one vector load per packet in slot 0/1, one store in slot 0, each taking
+# one of the four HVX units; ALU ops in any slot):
+#   relu 1.0: load + vmax with 0 + store fit one packet (derived).
+#   relu_bwd 2.0: two input vectors (gradient, activation) = two loads = two packets; the
+#     compare and the mux fit beside them (derived).
+#   add 1.5: assumption.  Two input loads would take two packets at one vector load per
+#     packet, so 1.5 sits below that bound; it corresponds to the reading of hw:hexagon.packet
+#     in which both slots 0/1 take an aligned load (1 packet) plus about half a packet for
+#     operand realignment/saturation.  Plausible 1-2.
+#   clip 1.0: load + vmin + vmax + store are four instructions on the four HVX units, one
+#     packet (derived; a full packet).
+#   reducemax 1.0: load + vmax into the running maximum per vector (derived); note the count
+#     below is per *output* vector, which for a reduction is nearly 0 (the emulated kernel,
+#     used whenever available, counts the input).
+#   concat 1.0: a copy, load + store per vector (derived, aligned; unaligned vmemu would add a
+#     packet).
+#   sgd_update 3.0: assumption: two input loads (weight, gradient; two packets) plus the
+#     shift of the gradient and the saturating subtract and store (about one more); plausible 2-4.
+# Kinds without an entry fall back to 2.0 packets (assumption: a two-input element-wise op,
+# bound by its two vector loads).
 ELTWISE_PACKETS = {
     "relu": 1.0, "relu_bwd": 2.0, "add": 1.5, "clip": 1.0, "reducemax": 1.0, "concat": 1.0,
     "requant_static": 6.0, "requant_dynamic": 13.0, "sgd_update": 3.0,
@@ -64,6 +86,15 @@ ELTWISE_PACKETS = {
 # traffic is costed like any other stream; pub:op_latency_ms_cpu_vs_dsp (Transpose 25 vs 3 ms,
 # WeightRotate 20 vs 4, Slice 17 vs 4) is reproduced in order and magnitude (several times
 # slower than the CPU), not per cell: the paper does not give the tensor sizes.
+# Per entry (assumptions; the scalar core issues up to two memory ops per packet in slots 0/1,
+# a load and a store together, and post-increment addressing folds the pointer update in):
+#   slice 1.0: a row-by-row contiguous copy, one load + store packet per element;
+#   weight_rotate 1.5: the same plus the reversed (kh, kw) index arithmetic, ~half a packet;
+#   transpose 2.0: load + store plus a second packet of index arithmetic for the permuted
+#     address;
+#   channel_shuffle 2.0: a transpose of the (g, c/g) channel grid, costed as transpose.
+# Plausible 1-3 cycles per element each; Table 3 checks transpose/weight_rotate/slice only in
+# order and magnitude (above), channel_shuffle not at all.
 SCALAR_CYCLES_PER_ELEM = {"transpose": 2.0, "weight_rotate": 1.5, "slice": 1.0, "channel_shuffle": 2.0}
 
 SUPPORTED = (CONV_LIKE | {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd",
@@ -91,6 +122,12 @@ def _elt(dtype: str) -> int:
 def analytic_hvx_cycles(op: Op, macs: int, contexts: int, threads: int, macs_per_cycle: int = 128) -> float:
     """The analytic fallback: HVX cycles for the whole op split over the contexts, at
     ``macs_per_cycle`` per context (the spec's ``int8_macs_per_cycle_per_context``: one vrmpy)."""
+    # depthwise: x 0.5, an assumption: vrmpy's 4-deep byte dot product has no channel
+    # reduction to fill in a depthwise conv, so the kernel falls back to halfword multiplies
+    # over the taps (isa/kernels/conv.py build_dwconv_tile: per tap and 128 positions one vmemu,
+    # one sign-extend and two vmpyh accumulates), assumed to reach half the dense rate.  The
+    # emulated kernel, used whenever available, measures lower: ~21 MACs/cycle per context for
+    # a 3x3, 32-channel, 32x32 dwconv2d (isa.kernels.costing.profile_op) vs 128 x 0.8 x 0.5 = 51.
     if op.kind in CONV_LIKE or op.kind.startswith("dwconv"):
         rate = macs_per_cycle * HVX_CONV_EFFICIENCY * (0.5 if op.kind.startswith("dwconv") else 1.0)
         return macs / (rate * contexts)
@@ -100,6 +137,9 @@ def analytic_hvx_cycles(op: Op, macs: int, contexts: int, threads: int, macs_per
     if op.kind.startswith(("maxpool", "avgpool")):
         p = op.p
         out = max(op.bytes_written, 1)
+        # per output vector: k*k input vectors, each one load packet with its vmax, plus one
+        # packet for the store (assumption from the packet rules above; ignores the phase
+        # split of stride 2 and unaligned window loads)
         return out / 128 * (p.get("k", 2) ** 2 + 1) / contexts
     vectors = max(op.bytes_written, op.bytes_read // 4 if op.kind.startswith("requant") else 0, 1) / 128
     return vectors * ELTWISE_PACKETS.get(op.kind, 2.0) / contexts
@@ -180,6 +220,9 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     real_bytes = _real_tensor_bytes(op)
     call_s = CALL_FIXED_S + real_bytes / (CALL_COPY_GBS * 1e9)
     compute_s = cycles / (cfg.freq_mhz * 1e6)
+    # Switching activity: 1 while HVX computes; an in-order context waiting on DDR still clocks
+    # the scalar core, the L2 and the vector register file, so stalled time keeps 0.3.
+    # Assumption (no public cDSP power breakdown); plausible 0.2-0.5.
     activity = 0.3 + 0.7 * compute_s / (compute_s + stall_s) if compute_s + stall_s else 1.0
     detail = (("call_overhead_s", call_s), ("clean_s", clean_s), ("compute_s", compute_s),
               ("cycles_source", 1.0 if emu is not None else 0.0), ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes)),

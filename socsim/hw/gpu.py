@@ -136,6 +136,10 @@ def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK
     traffic = op.bytes_read + op.bytes_written
     bw = dram_mod.achievable_bps(soc.dram, background_bps=bg_dram_gbs * 1e9)
     stall_s = traffic / bw + gpu.kernel_launch_us * 1e-6
+    # activity = 0.3 + 0.7 x utilisation: ALUs a small kernel leaves idle stop switching, but the
+    # launched kernel still clocks the command processor, shader front ends, caches and memory
+    # path, kept as a 0.3 floor.  Assumption (no public Adreno/Mali power breakdown); plausible
+    # 0.2-0.5.
     return OpCost.compose(cycles, freq_mhz, stall_s, bytes=traffic, dram_bytes=traffic,
                           activity=min(1.0, 0.3 + 0.7 * util), busy=(("gpu", 1),),
                           detail=(("utilisation", util),))

@@ -30,6 +30,8 @@ RAIL_GPU = "gpu"
 RAIL_DRAM = "dram"
 RAIL_PLATFORM = "platform"
 REFERENCE_TEMP_C = 25.0
+# Subthreshold leakage roughly doubles every 20-30 C (Liao, He, Lepak, IEEE TCAD 24(7) 2005;
+# HotLeakage), the figure the specs' thermal.leakage_doubling_c cite; 25 C is the midpoint.
 DEFAULT_LEAKAGE_DOUBLING_C = 25.0
 
 FloatOrArray = float | np.ndarray

@@ -50,6 +50,14 @@ class MandhelingOptions(BaseModel):
     subgraph_reuse: bool = Field(True, description="reuse prepared DSP subgraphs across batches")
     cpu_cores: str | list[int] = Field("big2", description="cores of the CPU part (2 big cores by default)")
     dsp_memory_budget_mb: float | None = Field(None, gt=0, description="DSP memory for prepared subgraphs; default: the SoC's dsp.memory_budget_mb")
+    # Defaults below, sources: SEEDS.md 1 names K and the "well above" test but gives no
+    # values.  rescale_window 8: assumption (enough rescaled batches to estimate a
+    # change frequency of one per 10-60 batches without lagging the early phase; plausible
+    # 4-32).  max_rescale_period 30: half the 60-batch upper end of pub:dynamic_rescale's
+    # interval, i.e. rescale_period_factor's two samples per change at the slowest rate.
+    # split_ratio 1.5: assumption; in pub:dsp_conv_latency_ms the per-MAC latency of batch 8
+    # over batch 4 is 0.67x at 8x8 (normal), 2.4x at 16x16 and 11.8x at 32x32 (abnormal), so
+    # any ratio from 1 to ~2.3 separates them.  All are options a workload can set.
     rescale_window: int = Field(8, ge=2, description="K: rescaled batches observed to estimate the change frequency")
     rescale_period_factor: float = Field(0.5, gt=0, description="period = factor / f (f: scale changes per batch); 0.5 samples twice per change")
     max_rescale_period: int = Field(30, ge=1, description="longest gap between dynamic rescales (batches)")

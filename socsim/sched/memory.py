@@ -86,6 +86,9 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
     out_k: list[Op] = []
     out_m: list[int] = []
     lat_memo: dict[int, float] = {}
+    # max_recompute_factor 8 (default): a thrash guard, not from Sage (SEEDS.md 2 gives no
+    # limit); assumption: a budget that needs more than 8x the batch's kernels in recomputation
+    # is treated as infeasible.
     limit = max_recompute_factor * max(len(kernels), 1)
 
     def evictable(t: str) -> bool:

@@ -100,11 +100,16 @@ class MinEnergyOptions(BaseModel):
     base: BaseRef | None = Field(None, description="compose: another scheduler's plans, min-energy's frequency levels")
     mode: Literal["dp", "fixed", "governor"] = Field("dp", description="dp: per-batch DP; fixed: one configuration; governor: the workload's governor")
     time_budget_s: float | None = Field(None, gt=0, description="theta_t for the whole run in seconds (overrides slack)")
+    # slack 1.2: assumption (SEEDS.md 4: theta_t is the user's deadline, no value given): 20%
+    # over the fastest configuration's run time; the workload can set slack or time_budget_s.
     slack: float = Field(1.2, gt=0, description="theta_t = slack x the run time of the fastest configuration")
     config: str = Field("big4@high", description="the configuration of mode=fixed, '<core set>@<high|medium|low>'")
     core_sets: list[str] = Field(list(CORE_SETS), min_length=1, description="core sets explored")
     levels: list[Literal["high", "medium", "low"]] = Field(list(LEVELS), min_length=1, description="frequency levels explored")
     energy: Literal["training", "phone"] = Field("training", description="energy minimised: training-attributable (the idle phone's baseline subtracted) or whole-phone")
+    # max_front 64: a numerical parameter of the DP (how many non-dominated (T, E) triples
+    # survive per configuration and batch), not from the paper, whose DP keeps them all
+    # (max_front None); assumption that 64 loses little energy.
     max_front: int | None = Field(64, ge=2, description="DP triples kept per configuration and batch (None: exact)")
 
     @field_validator("config")

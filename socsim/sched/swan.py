@@ -36,6 +36,8 @@ class SwanOptions(BaseModel):
         None, min_length=1, description="core sets as digit strings (e.g. ['4567', '45', '0']); default: per SoC")
     framework: Literal["pytorch", "mnn"] = Field("pytorch", description="kernels the choices run")
     require_charging: bool = True
+    # min_battery 0.2: assumption (SEEDS.md 3: "battery below a threshold", no value given);
+    # a workload can set it.  max_battery_temp_c 35 and interference_ratio 1.1: SEEDS.md 3.
     min_battery: float = Field(0.2, ge=0, le=1, description="stop below this state of charge")
     max_battery_temp_c: float = Field(35.0, description="decline training above this battery temperature")
     interference_ratio: float = Field(1.1, gt=1, description="batch latency / profiled latency that means interference")

@@ -51,6 +51,10 @@ class CacheLevel(StrictModel):
     """One cache level.  ``shared_by`` says which cores (or unit) share one instance."""
 
     size_kb: PositiveFloat
+    # Defaults for a spec that omits them (every shipped spec sets assoc and hit_latency_cycles,
+    # with sources in its sources maps): assoc 8, the L2 associativity of Arm's Cortex-A76/A77
+    # (WikiChip); 64-byte lines as every Arm core here; hit_latency_cycles 4, an L1-like latency
+    # (assumption: a level a spec leaves unspecified is charged as a fast one).
     assoc: PositiveInt = 8
     line_bytes: PositiveInt = 64
     policy: Literal["lru", "plru", "fifo", "random"] = "lru"
@@ -91,6 +95,7 @@ class Cpu(Sourced):
     clusters: list[Cluster] = Field(min_length=1)
     l3: CacheLevel
     slc: CacheLevel | None = None
+    # 3.5: midpoint of pub:cpu_config_switch_ms's 2-5 ms (measured on sd855), as the specs use
     config_switch_ms: float = Field(3.5, ge=0, description="cost of changing core set/frequency between batches")
 
     @model_validator(mode="after")
@@ -135,6 +140,8 @@ class Dsp(_OppRange, Sourced):
     dyn_power_coeff_uw_mhz_v2: PositiveFloat
     leakage_mw: float = Field(ge=0)
     has_float: bool = False
+    # default for a spec that omits it: assumption, the value of a 4 GB phone (sd845.yaml);
+    # the shipped specs scale it with phone RAM (256 MB at 4 GB, 384 at 6 GB, 512 at 8 GB)
     memory_budget_mb: PositiveFloat = 256
     batch_pad_to: int = Field(32, ge=1, description="Hexagon NN pads batches above 4 to this multiple")
 
@@ -220,6 +227,7 @@ class Thermal(Sourced):
     ambient_node: str = "ambient"
     heat_sources: dict[str, str] = Field(description="rail -> node the rail's power heats")
     zones: list[ThermalZone] = Field(default_factory=list)
+    # leakage doubling every 20-30 C (Liao, He, Lepak, IEEE TCAD 24(7) 2005): 25, as the specs
     leakage_doubling_c: PositiveFloat = 25.0
 
     @model_validator(mode="after")
@@ -243,6 +251,8 @@ class Battery(Sourced):
     nominal_voltage_v: PositiveFloat
     ocv_soc: list[tuple[float, float]] = Field(min_length=2, description="(state of charge 0..1, open-circuit V)")
     internal_resistance_ohm: PositiveFloat
+    # 0.8: assumption, a default start charge (a phone that has been in use, neither full nor
+    # low); a workload overrides it with environment.initial_soc
     initial_soc: float = Field(0.8, ge=0, le=1)
     thermal_node: str = "battery"
 

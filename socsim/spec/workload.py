@@ -123,6 +123,8 @@ class ForegroundLoad(WorkloadBlock):
     cores: list[int] = Field(min_length=1)
     start_s: float = Field(0.0, ge=0)
     duration_s: float = Field(gt=0)
+    # 0.8: assumption (Swan reports interference, not the foreground app's load): an
+    # interactive app keeps its cores ~80% busy; set it per workload.
     utilization: float = Field(0.8, gt=0, le=1)
     memory_gbs: float = Field(0.0, ge=0, le=1000, description="DRAM bandwidth the app uses while it runs (GB/s): "
                               "training's memory traffic gets what is left (socsim.hw.dram)")

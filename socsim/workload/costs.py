@@ -18,6 +18,13 @@ BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "int32": 4, "int8": 1}
 # Softmax-cross-entropy adds the log and the pick of the label; its gradient is p - onehot,
 # scaled by 1/batch.  Plain SGD: w -= lr * g (2); requant: shift and saturate (2); quantize:
 # scale, stochastic-rounding add, round, clamp (4); PRC clip: min/max and the 95% interval (4).
+# Octo's LAC (SEEDS.md 5) outputs y + alpha * mu + beta: 3 operations (multiply, two adds) per
+# output element if delta_hat were formed per element, so "lac": 1 counts only the add of
+# delta_hat to the conv output -- an undercount (by up to 3x) for any op that relies on this
+# default.  socsim.workload.octo passes its LAC op's flops explicitly (n + 2 x per-sample
+# elements: delta_hat is shaped like one sample's output, formed once per batch and added to
+# each of the n elements), so the table entry is a known approximation that Octo's graphs do
+# not use.
 FLOPS_PER_ELEM: dict[str, int] = {
     "batchnorm": 8, "batchnorm_bwd": 10, "layernorm": 8, "layernorm_bwd": 10,
     "relu": 1, "relu_bwd": 1, "gelu": 9, "gelu_bwd": 14, "softmax": 5, "softmax_bwd": 4,

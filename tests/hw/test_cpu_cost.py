@@ -90,3 +90,16 @@ def test_swan_memory_bound_depthwise_slower_on_four_cores(soc):
     conv = {n: t("conv2d", cores) for n, cores in ((1, (4,)), (2, (4, 5)), (4, (4, 5, 6, 7)))}
     assert dw[2] < dw[1] and dw[4] > dw[1]                 # contention wins from 2 to 4 threads
     assert conv[4] < 0.3 * conv[1] and conv[2] < 0.55 * conv[1]
+
+
+def test_out_of_order_cores_get_the_big_core_memory_values():
+    """The 3-wide out-of-order Cortex-A75 (sd845 big cluster) overlaps misses like the other
+    out-of-order cores, not like the in-order A55."""
+    from socsim.hw.cpu import _ls_ports, _mlp
+    from socsim.spec import load_soc
+
+    sd845 = load_soc("sd845")
+    a55, a75 = (sd845.cluster(c.name) for c in sd845.cpu.clusters)
+    assert a55.core_type == "cortex-a55" and a75.core_type == "cortex-a75"
+    assert (_ls_ports(a75), _mlp(a75)) == (2.0, 8.0)
+    assert (_ls_ports(a55), _mlp(a55)) == (1.0, 2.0)

@@ -17,7 +17,11 @@ from socsim.hw.cache.geometry import (FILLS, N_COUNTERS, RD_HIT, RD_MISS, WR_HIT
                                       CacheGeom, ChainState, RNG_SEED, level_arrays)
 
 # Threads' miss streams interleave in chunks of this many accesses (a few hundred ns of one
-# core's L2 misses): fine enough that concurrent threads share the L3's LRU state.
+# core's L2 misses): fine enough that concurrent threads share the L3's LRU state.  A
+# numerical method parameter (an approximation of truly concurrent streams), not a measured
+# one: assumption, plausible 16-256; its effect on shared-cache hit rates is the thread
+# contention of docs/memory.md ("How the cost models use it"), whose sampling errors are in
+# docs/memory.md, "Sampling".
 INTERLEAVE_CHUNK = 64
 
 

@@ -42,7 +42,12 @@ PAGE = 4096
 # MNN arm64 FP32 GEMM packing (MNNGetMatMulPackMode: eP=12, hP=8).
 CPU_TILE_PIXELS = 12
 CPU_TILE_OC = 8
-# Elements of an element-wise op handled per thread per step.
+# Elements of an element-wise op handled per thread per step.  A numerical/modelling parameter,
+# not a measured one: the chunk is the outer-loop step that socsim.hw.memory simulates and
+# extrapolates (contiguous chunks dealt round-robin to the threads), not MNN's own split.
+# Element-wise streams touch each line once, so their hit rates depend little on it; 256 KB
+# (4096 64-byte lines) keeps steps small next to the 400 k-access sampling budget.  Sampling
+# error against full simulation: docs/memory.md, "Sampling".
 ELTWISE_CHUNK_BYTES = 256 * 1024
 
 Streams = list[tuple[np.ndarray, np.ndarray]]
