@@ -172,10 +172,12 @@ class Accounting:
         before = self.battery
         if dur > 0:
             # the pieces' own powers: the pack's current is convex in the load (battery_step)
-            piece_w = piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0)
+            profile = None
+            if len(dts) > 1:
+                profile = (piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0), dts)
             self.battery, self._batt_i, self._batt_v = battery_step(
                 self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w,
-                profile=(piece_w, dts))
+                profile=profile)
             self._charging_w = charging_w
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = batt_temp

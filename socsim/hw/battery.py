@@ -58,10 +58,24 @@ class BatteryState:
         return self.charge_c / self.capacity_c
 
 
+_OCV_TABLES: dict[int, tuple[object, np.ndarray, np.ndarray]] = {}
+
+
+def _ocv_table(spec: Battery) -> tuple[np.ndarray, np.ndarray]:
+    """The spec's OCV table as sorted arrays, built once per spec object (the engine asks for
+    it twice per batch)."""
+    hit = _OCV_TABLES.get(id(spec))
+    if hit is None or hit[0] is not spec.ocv_soc:
+        table = sorted(spec.ocv_soc)
+        hit = _OCV_TABLES[id(spec)] = (spec.ocv_soc, np.array([s for s, _ in table], float),
+                                       np.array([v for _, v in table], float))
+    return hit[1], hit[2]
+
+
 def ocv_v(spec: Battery, soc: float) -> float:
     """Open-circuit voltage at state of charge ``soc`` (linear in the spec's table, clamped)."""
-    table = sorted(spec.ocv_soc)
-    return float(np.interp(soc, [s for s, _ in table], [v for _, v in table]))
+    xs, ys = _ocv_table(spec)
+    return float(np.interp(soc, xs, ys))
 
 
 def internal_resistance_ohm(spec: Battery, temp_c: float) -> float:
@@ -110,12 +124,13 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
     ocv = ocv_v(spec, soc_mid)
     i = pack_current_a(ocv, r, net_w)
     energy_j = None
-    if profile is not None:
-        pw, pdt = (np.asarray(x, float) for x in profile)
-        if len(pw) and float(pdt.sum()) > 0.0:
+    if profile is not None and len(profile[0]) > 1:   # one piece: its power is the mean
+        pw, pdt = np.asarray(profile[0], float), np.asarray(profile[1], float)
+        total = float(pdt.sum())
+        if total > 0.0:
             cur = piece_currents(ocv, r, pw - charging_w)
-            i = float((cur * pdt).sum()) / float(pdt.sum())
-            energy_j = float(((ocv - cur * r) * cur * pdt).sum()) * dt_s / float(pdt.sum())
+            i = float(cur @ pdt) / total
+            energy_j = float(((ocv - cur * r) * cur) @ pdt) * dt_s / total
     charge = state.charge_c - i * dt_s
     if charge < 0.0:                     # empty: the pack gives what it has left
         i, charge = state.charge_c / dt_s, 0.0
@@ -148,6 +163,8 @@ def battery_counters(state: BatteryState, current_a: float, terminal_v: float) -
 def piece_currents(ocv: float, r_ohm: float, net_w: np.ndarray) -> np.ndarray:
     """:func:`pack_current_a` of each net power in ``net_w`` (vectorised)."""
     disc = ocv * ocv - 4.0 * r_ohm * net_w
+    if disc.min() > 0.0:   # the usual case: every piece within the pack's maximum power
+        return 2.0 * net_w / (ocv + np.sqrt(disc))
     root = np.sqrt(np.maximum(disc, 0.0))
     return np.where(disc > 0.0, 2.0 * net_w / (ocv + root), ocv / (2.0 * r_ohm))
 
