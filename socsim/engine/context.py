@@ -2,6 +2,8 @@
 the live state of a run for the runtime hooks (RunContext)."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,18 +160,10 @@ class PlanContext:
         return fastrpc.switch_s(self.soc.fastrpc, bytes_crossing, shared_buffers)
 
     def memory_budget_bytes(self, t_s: float = 0.0) -> int | None:
-        b = self.workload.environment.memory_budget_mb
-        if b is None:
-            return None
-        if isinstance(b, (int, float)):
-            return int(b * (1 << 20))
-        cur = None
-        for step in sorted(b, key=lambda s: s.at_s):
-            if step.at_s <= t_s:
-                cur = step.mb
-        if cur is None:
-            cur = sorted(b, key=lambda s: s.at_s)[0].mb
-        return int(cur * (1 << 20))
+        for from_s, until_s, cap in budget_steps_bytes(self.workload.environment.memory_budget_mb):
+            if from_s <= t_s < until_s:
+                return cap
+        return None
 
 
 @dataclass
@@ -204,3 +198,19 @@ class RunContext:
     def stop(self, reason: str) -> None:
         """Ask the engine to end the run after this batch (e.g. Swan: battery too low)."""
         self.stop_requested = reason
+
+
+def budget_steps_bytes(budget_mb) -> list[tuple[float, float, int]]:
+    """The workload's memory budget as (from_s, until_s, bytes) intervals covering all time
+    (the first step of a profile holds from the start); [] without a budget."""
+    if budget_mb is None:
+        return []
+    if isinstance(budget_mb, (int, float)):
+        return [(-math.inf, math.inf, int(budget_mb * (1 << 20)))]
+    steps = sorted(budget_mb, key=lambda st: st.at_s)
+    out = []
+    for i, st in enumerate(steps):
+        start = -math.inf if i == 0 else st.at_s
+        end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
+        out.append((start, end, int(st.mb * (1 << 20))))
+    return out

@@ -26,7 +26,7 @@ import simpy
 from socsim.engine import dvfs
 from socsim.engine.accounting import Accounting
 from socsim.engine.batch import RPC_CPU_ACTIVITY
-from socsim.engine.context import PlanContext, RunContext
+from socsim.engine.context import PlanContext, RunContext, budget_steps_bytes
 from socsim.engine.oracle import CostOracle
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.engine.cores import check_freq_setting, check_unit_mhz, resolve_cores
@@ -494,23 +494,6 @@ class Engine:
 
 
 UNITS = ("cpu", "dsp", "gpu")
-
-
-def budget_steps_bytes(budget_mb) -> list[tuple[float, float, int]]:
-    """The workload's memory budget as (from_s, until_s, bytes) intervals covering all time
-    (the first step of a profile holds from the start, as PlanContext.memory_budget_bytes
-    reads it); [] without a budget."""
-    if budget_mb is None:
-        return []
-    if isinstance(budget_mb, (int, float)):
-        return [(-math.inf, math.inf, int(budget_mb * (1 << 20)))]
-    steps = sorted(budget_mb, key=lambda st: st.at_s)
-    out = []
-    for i, st in enumerate(steps):
-        start = -math.inf if i == 0 else st.at_s
-        end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
-        out.append((start, end, int(st.mb * (1 << 20))))
-    return out
 
 
 def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None,
