@@ -30,6 +30,7 @@ Files in a run directory:
 from __future__ import annotations
 
 import csv
+import math
 import io
 from pathlib import Path
 from typing import Protocol
@@ -115,6 +116,14 @@ def _clean(text: str) -> str:
     return text.replace(",", ";").replace("\n", " ").replace("\r", " ")
 
 
+def _quoted(text: str) -> str:
+    """A CSV field as the csv module writes it (quoted only where it must be): plan labels keep
+    their commas, so batches.csv, events.csv and the summary name a plan alike."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def _fmt(x: float) -> str:
     # repr-exact and deterministic: the same run gives byte-identical files
     return repr(float(x))
@@ -142,6 +151,8 @@ class StreamRecorder:
         self._batches.write("batch,start_s,time_s,energy_j,plan\n")
         self._ops.write(",".join(OPS_COLUMNS) + "\n")
         self._events.write(",".join(EVENT_COLUMNS) + "\n")
+        self._last_event_t = -math.inf
+        self._events_unordered = False  # an instant was recorded after a later one (see close)
         self._ts_columns: list[str] | None = None
         self._ts_rows: list[list[float]] = []      # rows of sample() not yet written
         self._names: dict[str, str] = {}            # name -> _clean(name)
@@ -165,6 +176,9 @@ class StreamRecorder:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow([_fmt(t_s), track, name, detail])
         self._events.write(buf.getvalue())
+        if t_s < self._last_event_t:
+            self._events_unordered = True
+        self._last_event_t = max(self._last_event_t, t_s)
 
     def _ts_header(self, columns: list[str]) -> None:
         self._ts_columns = list(columns)
@@ -196,7 +210,7 @@ class StreamRecorder:
             self._flush_rows()
 
     def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None:
-        self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_clean(plan)}\n")
+        self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_quoted(plan)}\n")
 
     def close(self) -> None:
         try:
@@ -204,6 +218,15 @@ class StreamRecorder:
         finally:
             for f in (self._ops, self._events, self._ts, self._batches):
                 f.close()
+        if self._events_unordered:
+            # some instants are known only once their batch is done (where memory went over
+            # the budget): put events.csv in time order, ties in the order recorded
+            path = self.directory / "events.csv"
+            with open(path, newline="") as f:
+                header, *rows = list(csv.reader(f))
+            rows.sort(key=lambda row: float(row[0]))
+            with open(path, "w", newline="") as f:
+                csv.writer(f, lineterminator="\n").writerows([header, *rows])
 
 
 def read_ops(directory: Path):

@@ -106,7 +106,7 @@ def test_slice_counts_names_and_annotations(decoded: DecodedTrace, synthetic_run
     assert [a["batch"] for _, _, _, a in decoded.slices["dsp"]] == list(range(BATCHES))
     assert decoded.slices["engine"][0][0] == "graph_prepare"
     name, t0, dur, args = decoded.slices["batches"][1]
-    assert name == "batch 1" and args == {"batch": 1, "energy_j": 1.25, "plan": "cpu:big4;dsp"}
+    assert name == "batch 1" and args == {"batch": 1, "energy_j": 1.25, "plan": "cpu:big4,dsp"}  # as labelled
     assert t0 == decoded.slices["cpu4"][FORWARD_OPS][1]   # batch 1 starts with its first op
 
 
