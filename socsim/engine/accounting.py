@@ -112,11 +112,12 @@ class Accounting:
         return float(self.temps[self.thermal.index(node)])
 
     def account(self, t0: float, tpl: BatchTemplate, plan: Plan, freqs: dict[str, float],
-                start_s: float = 0.0, stop_if: Callable[[dict[str, float]], bool] | None = None
-                ) -> tuple[float, float]:
+                start_s: float = 0.0, stop_if: Callable[[dict[str, float]], bool] | None = None,
+                end_s: float | None = None) -> tuple[float, float]:
         """Integrate energy over a batch from offset ``start_s`` of ``tpl`` (at time ``t0``) to
-        its end, sample, advance thermal/battery, run the governor.  Returns (the offset of
-        ``tpl`` reached, energy in J): the end of the batch, unless a governor poll set caps
+        its end (or to offset ``end_s``, where something else happens mid-batch: a memory-budget
+        step), sample, advance thermal/battery, run the governor.  Returns (the offset of
+        ``tpl`` reached, energy in J): the end, unless a governor poll set caps
         for which ``stop_if(caps)`` is true (the running frequencies change there; the engine
         carries on at the new ones).
 
@@ -128,14 +129,15 @@ class Accounting:
         second of training); the samples spread its current over the pieces (``step_profile``).
         """
         a = start_s
-        dur = tpl.duration_s - a
+        cut = end_s is not None and end_s < tpl.duration_s
+        dur = (end_s if cut else tpl.duration_s) - a
         t1 = t0 + dur
         static_mw = self._static(plan, freqs, tpl)
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
         grid = self._next_sample_s + self.sample_s * np.arange(n_grid)
-        offs = np.append(grid - t0, dur)
+        offs = np.clip(np.append(grid - t0, dur), 0.0, dur)  # a sample at the part end may round past it
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
             cum = tpl.dyn_energy_until(offs + a)
@@ -161,6 +163,8 @@ class Accounting:
             temps = np.vstack([temps[:n_grid], temps[stop:stop + 1]])
             zt = np.vstack([zt[:n_grid], zt[stop:stop + 1]])
             batch_j = cum[stop] - cum0[0] + static_mw * 1e-3 * dur
+        elif cut:
+            batch_j = cum[-1] - cum0[0] + static_mw * 1e-3 * dur
         elif a > 0.0:
             batch_j = tpl.dyn_energy_j - cum0[0] + static_mw * 1e-3 * dur
         else:
@@ -190,7 +194,7 @@ class Accounting:
             st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
         st.idle_energy_j += float(self._idle_mw.sum()) * 1e-3 * dur
         st.peak_mem_bytes = max(st.peak_mem_bytes, int(plan.peak_memory_bytes))
-        return (tpl.duration_s if stop is None else a + dur), float(batch_j.sum())
+        return (tpl.duration_s if stop is None and not cut else a + dur), float(batch_j.sum())
 
     def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
         """Static rail power at the current temperatures (leakage doubles every ``doubling_c``)."""

@@ -37,6 +37,17 @@ class Seg:
     dram_bytes: int
     mem: int
     count: str | None            # "cpu_ops" | "dsp_ops" | "gpu_ops" | "switches" | None
+    step: int = -1               # the plan step it belongs to (its FastRPC switch included); -1: none
+
+
+@dataclass(frozen=True, slots=True)
+class Continued:
+    """A batch carried on by continuation plans (``RunContext.continue_batch``): the plan it
+    began with, and where each continuation took over (the step then in progress) with the
+    overheads it pays there."""
+
+    head: Plan
+    inserted: tuple[tuple[int, tuple[tuple[str, float], ...]], ...] = ()
 
 
 class BatchWalker:
@@ -101,15 +112,27 @@ class BatchWalker:
         return self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs, bg_dram_gbs=bg_dram_gbs)
 
     def segments(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
-                 scheduler_name: str = "?", bg_dram_gbs: float = 0.0) -> Iterator[Seg]:
+                 scheduler_name: str = "?", bg_dram_gbs: float = 0.0,
+                 cont: "Continued | None" = None) -> Iterator[Seg]:
         """The batch's segments; ``share``: each training thread's CPU share left by foreground
-        apps; ``bg_dram_gbs``: the DRAM bandwidth they take."""
+        apps; ``bg_dram_gbs``: the DRAM bandwidth they take.  ``cont``: ``plan`` continues a
+        batch begun with ``cont.head`` (``RunContext.continue_batch``): the head's preparation
+        opens the batch, and each continuation's ``prep_overheads`` run after the step that was
+        in progress when it took over."""
         soc = self.soc
         bg = bg_dram_gbs
         cpu_cfg = self.cpu_config(plan, freqs, bg)
         dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp"), bg_dram_gbs=bg) if soc.dsp else None
         gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu"), bg_dram_gbs=bg) if soc.gpu else None
+        head = plan if cont is None else cont.head
         mem_base = int(plan.peak_memory_bytes)
+        # preparing the batch (graph preparation, compilation) happens before its first step
+        # allocates anything: the memory in use then is the first step's (or, without
+        # step_memory, the plan's peak, as throughout)
+        mem_prep = int(plan.step_memory[0]) if plan.step_memory else mem_base
+        inserted: dict[int, list[tuple[str, float]]] = {}
+        for j, overheads in (cont.inserted if cont is not None else ()):
+            inserted.setdefault(j, []).extend(overheads)
         host = soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else soc.cpu.clusters[0]
         host_core = (f"cpu{plan.cpu_cores[0]}",) if plan.cpu_cores else (f"cpu{host.core_ids[0]}",)
         one = {host.name: 1}
@@ -117,16 +140,16 @@ class BatchWalker:
         # and the host-only seconds schedutil needs (socsim.engine.dvfs.schedutil_util)
         host_busy = {host.name: 1.0, HOST_BUSY: 1.0}
         if prep and soc.fastrpc is not None:
-            dur = fastrpc.graph_prep_s(soc.fastrpc, plan.count("dsp"), plan.dsp_graph_bytes)
+            dur = fastrpc.graph_prep_s(soc.fastrpc, head.count("dsp"), head.dsp_graph_bytes)
             yield Seg(dur, host_core, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
-                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_base, None)
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         # re-preparing evicted subgraphs: not in a batch that prepares the whole graph anyway
-        for name, dur in (() if prep else plan.prep_overheads):
+        for name, dur in (() if prep else head.prep_overheads):
             yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
-                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_base, None)
-        if plan.cpu_graph_prep_s > 0:
-            yield Seg(plan.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
-                      self.cpu_dyn(one, 1.0, freqs), host_busy, 0, mem_base, None)
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
+        if head.cpu_graph_prep_s > 0:
+            yield Seg(head.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
+                      self.cpu_dyn(one, 1.0, freqs), host_busy, 0, mem_prep, None)
         cur = "cpu"
         crossings = fastrpc.expected_crossings([s.op for s in plan.steps]) if plan.count("dsp") else ()
         for k, step in enumerate(plan.steps):
@@ -139,9 +162,9 @@ class BatchWalker:
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
                     yield Seg(dur, host_core, ("fastrpc",), f"rpc {cur}->{unit}", "fastrpc", "rpc", dyn, host_busy,
-                              2 * crossing, mem, "switches")
+                              2 * crossing, mem, "switches", k)
                 else:
-                    yield Seg(0.0, (), (), "", "", "", np.zeros(len(self.rails)), {}, 0, mem, "switches")
+                    yield Seg(0.0, (), (), "", "", "", np.zeros(len(self.rails)), {}, 0, mem, "switches", k)
                 cur = unit
             if unit == "cpu":
                 cost = self.oracle.cost(op, "cpu", cpu_cfg)
@@ -159,15 +182,21 @@ class BatchWalker:
             dyn, busy = self.op_dyn(cost, unit, freqs)
             dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(cost.dram_bytes, dur)
             yield Seg(dur, res, res, step.label or op.name, op.kind, op.phase, dyn, busy, cost.dram_bytes, mem,
-                      f"{unit}_ops")
+                      f"{unit}_ops", k)
+            for name, dur in inserted.get(k, ()):
+                # a continuation's own overheads (e.g. compiling its new kernels), once the step
+                # in progress when it took over is done
+                yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
+                          self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem, None)
 
     def template(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
-                 scheduler_name: str = "?", bg_dram_gbs: float = 0.0) -> BatchTemplate:
+                 scheduler_name: str = "?", bg_dram_gbs: float = 0.0,
+                 cont: "Continued | None" = None) -> BatchTemplate:
         """The batch's template: its segments one after the other, as the seed systems run a
         batch's ops (what the engine replays, and what an estimate needs)."""
         b = TemplateBuilder(len(self.rails))
         t = 0.0
-        for s in self.segments(plan, freqs, prep, share, scheduler_name, bg_dram_gbs):
+        for s in self.segments(plan, freqs, prep, share, scheduler_name, bg_dram_gbs, cont):
             b.add(t, s)
             t += s.dur
         return b.build(t)

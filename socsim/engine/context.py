@@ -173,7 +173,11 @@ class RunContext:
     ``now_s`` is the time of what the hook reacts to: a batch's start or end, the governor poll
     that crossed a trip (``on_thermal_trip``, whose ``temps_c`` are that poll's readings), a
     memory-budget step, a foreground load starting or ending.  ``interference_cores`` are the
-    cores of every foreground load running at ``now_s`` (docs/plugins.md, section 3)."""
+    cores of every foreground load running at ``now_s`` (docs/plugins.md, section 3).
+
+    ``step_in_progress`` is set while ``on_memory_pressure`` runs during a batch: the index of
+    the plan step then running (or, in the batch's preparation, about to start); None
+    otherwise.  Such a hook may call :meth:`continue_batch`."""
 
     plan_ctx: PlanContext
     now_s: float = 0.0
@@ -186,6 +190,8 @@ class RunContext:
     interference_cores: tuple[int, ...] = ()
     plan: Any = None
     stop_requested: str | None = None
+    step_in_progress: int | None = None
+    _continuation: Any = field(default=None, init=False, repr=False)
 
     @property
     def soc(self) -> SocSpec:
@@ -194,6 +200,17 @@ class RunContext:
     @property
     def workload(self) -> Workload:
         return self.plan_ctx.workload
+
+    def continue_batch(self, plan) -> None:
+        """Finish the batch in progress with ``plan`` instead of the running one (Sage re-splits
+        mid-iteration when the memory budget drops).  Only from ``on_memory_pressure`` while
+        ``step_in_progress`` is set.  ``plan``'s steps up to and including the step in progress
+        must be the running plan's (that step goes on; from it on, ``plan.step_memory`` is the
+        memory in use), its cores and operating point the same; its later steps replace the
+        running plan's, its ``prep_overheads`` are paid once the step in progress is done, and
+        its ``micro_batches`` and ``label`` describe the batch as run.  The hook's return value
+        is still the plan for the batches after this one."""
+        self._continuation = plan
 
     def stop(self, reason: str) -> None:
         """Ask the engine to end the run after this batch (e.g. Swan: battery too low)."""

@@ -2,7 +2,9 @@
 
 The training loop is a process; a batch's ops run one after the other (as the seed systems run
 them), each for the time its unit's cost model gives at the current operating point.
-Foreground apps and a memory-budget profile are processes too.  For each batch
+Foreground apps are processes too; the steps of a memory-budget profile reach the scheduler
+where they fall, a batch in progress being cut there (``on_memory_pressure`` may then continue
+it with another plan, ``RunContext.continue_batch``).  For each batch
 :class:`~socsim.engine.accounting.Accounting` integrates rail energy, advances the thermal
 network and the battery, lets the throttling governor cap cluster frequencies, and hands the
 samples to the recorder; where the governor's caps change the frequencies mid-batch, the rest of
@@ -25,7 +27,7 @@ import simpy
 
 from socsim.engine import dvfs
 from socsim.engine.accounting import Accounting
-from socsim.engine.batch import RPC_CPU_ACTIVITY
+from socsim.engine.batch import RPC_CPU_ACTIVITY, Continued
 from socsim.engine.context import PlanContext, RunContext, budget_steps_bytes
 from socsim.engine.oracle import CostOracle
 from socsim.engine.template import BatchTemplate, TemplateBuilder
@@ -56,6 +58,7 @@ class RunStats:
     counts: dict[str, int] = field(default_factory=lambda: {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0})
     throttle_events: int = 0
     time_throttled_s: float = 0.0
+    continued_batches: int = 0  # batches on_memory_pressure continued with another plan (mid-batch)
     templates_built: int = 0
     config_switches: int = 0
     plan_labels: list[str] = field(default_factory=list)
@@ -66,7 +69,6 @@ class RunStats:
     over_budget_s: float = 0.0
     over_budget_batches: int = 0
     over_budget_max_bytes: int = 0
-    over_budget_last: int = -2
     # the mini-batch's splits as run, batch by batch, consecutive repeats merged
     micro_batch_runs: list[tuple[int, ...]] = field(default_factory=list)
     stop_reason: str | None = None
@@ -114,11 +116,14 @@ class Engine:
         self.env = simpy.Environment()
         self.rctx = RunContext(plan_ctx=self.pctx, charging=env_spec.charging)
         self.stats = RunStats()
-        self._templates: dict[tuple, tuple[Plan, BatchTemplate]] = {}
+        self._templates: dict[tuple, tuple[Plan, Continued | None, BatchTemplate]] = {}
         self._interference: dict[int, float] = {}  # core -> foreground utilisation (of the active loads)
         self._active_loads: list = []  # foreground loads running now, in start order
         self._bg_dram_gbs = 0.0  # DRAM bandwidth the active foreground loads take
         self._pending_plan: Plan | None = None
+        self._batch_plan: Plan | None = None  # the plan the batch just run ended with (a continuation's)
+        self._budget_queue: list[tuple[float, float]] = []  # memory-budget steps (at_s, MiB) not yet delivered
+        self._over_last = (-2, -1)  # (batch, budget) of the last memory over the budget
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
         self._config_changed = False  # the next batch pays a core-set / frequency switch
         self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
@@ -164,7 +169,7 @@ class Engine:
             self.env.process(self._foreground(load))
         budget_steps = self.workload.environment.memory_budget_mb
         if isinstance(budget_steps, list):
-            self.env.process(self._budget_profile(budget_steps))
+            self._budget_queue = [(st.at_s, st.mb) for st in sorted(budget_steps, key=lambda st: st.at_s)]
         self._budget_steps = budget_steps_bytes(budget_steps)
         done = self.env.process(self._training())
         try:
@@ -188,6 +193,7 @@ class Engine:
         total = self.workload.total_batches
         for b in range(total):
             self.rctx.batch = b
+            self._budget_hooks(self.env.now)  # budget steps due by now (between batches)
             self.rctx.now_s = self.env.now
             self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
             t0 = self.env.now
@@ -197,10 +203,12 @@ class Engine:
                 self._pending_plan = None
                 yield from self._config_switch(parts)
             plan = self._plan
+            self._plan_in_force(plan, self.env.now)  # again, after a batch a continuation finished
             prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and id(plan) not in self._dsp_prepared)
             fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
             loads = tuple(self._active_loads)  # the foreground apps this batch runs with
             yield from self._run_batch(plan, prep, fg, parts)
+            ran = self._batch_plan  # ``plan``, or the continuation that finished the batch
             if prep:
                 self._dsp_prepared.add(id(plan))
                 self.stats.dsp_prepared_batches += 1
@@ -219,20 +227,21 @@ class Engine:
             st.batches += 1
             st.batch_time_sum_s += dur
             st.batch_energy_sum_j += energy
-            for k, v in ops[0].tpl.counts.items():
+            for k, v in ops[-1].tpl.counts.items():  # a continuation's template holds the whole batch
                 st.counts[k] += v
-            self.recorder.batch(b, t0, dur, energy, plan.label)
-            if plan.label:
-                st.plan_batches[plan.label] = st.plan_batches.get(plan.label, 0) + 1
-            split = tuple(int(m) for m in plan.micro_batches) or (self.workload.batch_size,)
+            self.recorder.batch(b, t0, dur, energy, ran.label)
+            if ran.label:
+                st.plan_batches[ran.label] = st.plan_batches.get(ran.label, 0) + 1
+            split = tuple(int(m) for m in ran.micro_batches) or (self.workload.batch_size,)
             if not st.micro_batch_runs or st.micro_batch_runs[-1] != split:
                 st.micro_batch_runs.append(split)
             # the scheduler is told about the ops alone (what its estimates predict), from their start
             t_ops = ops[0].t_s
             ops_energy = energy if len(ops) == len(parts) else sum(p.energy_j for p in ops)
-            rec = BatchRecord(b, t_ops, busy_dur, ops_energy, plan.label, bool(self._interference))
+            rec = BatchRecord(b, t_ops, busy_dur, ops_energy, ran.label, bool(self._interference))
             self.rctx.now_s = self.env.now
             self._apply(self.scheduler.on_batch_end(self.rctx, b, rec), "on_batch_end()")
+            self.rctx.plan = self._plan  # a continuation held for this batch only
             if self.progress is not None:
                 self.progress(b + 1, total)
             if self.rctx.stop_requested:
@@ -248,36 +257,54 @@ class Engine:
         change, the batch continues from there at the new ones (the op in progress keeps the
         share of its work done; Linux applies a cpufreq cap at once), so the caps' effect is
         never later than the poll that set them.  A batch the caps leave alone is one part,
-        replayed from its template in one event."""
+        replayed from its template in one event.
+
+        A memory-budget step that falls inside the batch cuts it there too: ``on_memory_pressure``
+        runs at that moment, and a continuation it hands (``RunContext.continue_batch``) carries
+        the batch on from the step in progress."""
         request = self._requested(plan)
         freqs = self._capped(request)
+        cont: Continued | None = None
         tpl = self._template(plan, freqs, prep, fg)
         a = 0.0
         while True:
             t = self.env.now
+            taken = self._budget_hooks(t, (plan, tpl.step_at(a)))
+            if taken is not None:  # carried on by a continuation from the step in progress
+                j, plan = taken
+                cont = Continued(cont.head if cont else self._plan,
+                                 (cont.inserted if cont else ()) + ((j, tuple(plan.prep_overheads)),))
+                nxt = self._template(plan, freqs, prep, fg, cont)
+                a = tpl.map_offset(a, nxt)
+                tpl = nxt
             cur = freqs
-            b, energy = self.acct.account(t, tpl, plan, freqs, a, lambda caps: self._capped(request, caps) != cur)
+            end = self._budget_cut(t, tpl.duration_s - a)
+            b, energy = self.acct.account(t, tpl, plan, freqs, a, lambda caps: self._capped(request, caps) != cur,
+                                          None if end is None else a + end)
             parts.append(Part(t, tpl, a, b, energy))
             if any(freqs[c] < request[c] for c in request):  # a cap holds a cluster below its request
                 self.stats.time_throttled_s += b - a
             self._freqs = freqs
             yield self.env.timeout(b - a)
             if b >= tpl.duration_s:
+                self._batch_plan = plan
                 return
             freqs = self._capped(request)
-            nxt = self._template(plan, freqs, prep, fg)
+            nxt = self._template(plan, freqs, prep, fg, cont)
             a = tpl.map_offset(b, nxt)
             tpl = nxt
 
-    def _template(self, plan: Plan, freqs: dict[str, float], prep: bool, fg: tuple) -> BatchTemplate:
+    def _template(self, plan: Plan, freqs: dict[str, float], prep: bool, fg: tuple,
+                  cont: Continued | None = None) -> BatchTemplate:
         """The batch's timeline at this operating point and interference, walked once."""
-        key = (id(plan), tuple(sorted(freqs.items())), prep, fg)
+        key = (id(plan), tuple(sorted(freqs.items())), prep, fg,
+               None if cont is None else (id(cont.head), cont.inserted))
         hit = self._templates.get(key)
         if hit is not None:
-            return hit[1]
+            return hit[2]
         share = self._cpu_share(plan.cpu_cores, dict(fg[0]))
-        tpl = self.walker.template(plan, freqs, prep, share, getattr(self.scheduler, "name", "?"), fg[1])
-        self._templates[key] = (plan, tpl)  # the plan is kept so its id stays unique
+        tpl = self.walker.template(plan, freqs, prep, share, getattr(self.scheduler, "name", "?"), fg[1], cont)
+        self._templates[key] = (plan, cont, tpl)  # the plans are kept so their ids stay unique
         self.stats.templates_built += 1
         return tpl
 
@@ -321,6 +348,10 @@ class Engine:
         return busy, sum(p.dur_s for p in parts)
 
     def _apply(self, new_plan: Plan | None, hook: str) -> None:
+        if self.rctx._continuation is not None:
+            self.rctx._continuation = None
+            raise self._continuation_error(hook, "only on_memory_pressure() can continue the batch in progress "
+                                                 "(ctx.step_in_progress is set only there)")
         if new_plan is not None and new_plan is not self._plan:
             if self._checked.get(id(new_plan)) is not new_plan:  # plans are reused: check each once
                 check_plan(new_plan, self.soc, scheduler=self.scheduler_name, hook=hook,
@@ -344,10 +375,16 @@ class Engine:
         old = self._plan
         self._plan = plan
         self.rctx.plan = plan
+        self._plan_in_force(plan, self.env.now)
+        self._config_changed = (old.cpu_cores != plan.cpu_cores or old.cpu_freq_mhz != plan.cpu_freq_mhz)
+
+    def _plan_in_force(self, plan: Plan, t: float) -> None:
+        """Record a plan taking over (the summary's ``placement.plans``, a ``plan`` event), once
+        per change of label: a plan handed again, or its copy without the compilation it paid in
+        its first batch, is not a new one."""
         if plan.label and plan.label not in self.stats.plan_labels[-1:]:
             self.stats.plan_labels.append(plan.label)
-        self.recorder.instant(self.env.now, "engine", "plan", plan.label)
-        self._config_changed = (old.cpu_cores != plan.cpu_cores or old.cpu_freq_mhz != plan.cpu_freq_mhz)
+            self.recorder.instant(t, "engine", "plan", plan.label)
 
     def _config_switch(self, parts: list[Part]):
         """Changing core set / frequency before a batch costs time (pub:cpu_config_switch_ms),
@@ -456,41 +493,103 @@ class Engine:
         self.rctx.interference_cores = tuple(sorted(inter))
 
     def _over_budget(self, b: int, parts: list[Part]) -> None:
-        """Account the time memory in use stayed above the budget in force during batch ``b``:
-        a budget that drops during a batch binds from then on, while plans change at batch
-        boundaries, and a scheduler that does not plan for the budget ignores it."""
-        over_s, excess = 0.0, 0
+        """Account the time memory in use stayed above the budget in force during batch ``b``
+        (a scheduler that does not plan for the budget ignores it; one that does goes over where
+        it cannot follow a drop).  An ``over memory budget`` event marks where each overrun
+        starts: where memory first exceeds a budget, in a batch after one that kept to it or
+        once another budget is in force (not at each of its excursions within that)."""
+        los, his, exc, caps = [], [], [], []  # the stretches over the budget, in time order
         for p in parts:
             e = np.clip(p.tpl.edges_s, p.a_s, p.b_s)
-            dur = np.diff(e)
             start = p.t_s + (e[:-1] - p.a_s)
+            end = start + np.diff(e)
             mem = p.tpl.mem_bytes
             for at_s, until_s, cap in self._budget_steps:
                 lo = np.maximum(start, at_s)
-                hi = np.minimum(start + dur, until_s)
-                seg = np.where((hi > lo) & (mem > cap), hi - lo, 0.0)
-                if seg.any():
-                    over_s += float(seg.sum())
-                    excess = max(excess, int((mem[seg > 0] - cap).max()))
-        if over_s > 0:
-            st = self.stats
-            if not st.over_budget_batches or st.over_budget_last != b - 1:
-                self.recorder.instant(parts[0].t_s, "engine", "over memory budget",
-                                      f"batch {b}: up to {excess / (1 << 20):.1f} MiB over")
-            st.over_budget_last = b
-            st.over_budget_s += over_s
-            st.over_budget_batches += 1
-            st.over_budget_max_bytes = max(st.over_budget_max_bytes, excess)
+                hi = np.minimum(end, until_s)
+                over = (hi > lo) & (mem > cap)
+                if over.any():
+                    los.append(lo[over])
+                    his.append(hi[over])
+                    exc.append(mem[over] - cap)
+                    caps.append(np.full(int(over.sum()), cap))
+        if not los:
+            return
+        lo, hi, ex, cap = (np.concatenate(x) for x in (los, his, exc, caps))
+        st = self.stats
+        # a new overrun: against another budget, or after a batch that kept the budget
+        last_batch, last_cap = self._over_last
+        prev_cap = np.concatenate([[last_cap if last_batch >= b - 1 else -1], cap[:-1]])
+        for i in np.flatnonzero(cap != prev_cap):
+            self.recorder.instant(float(lo[i]), "engine", "over memory budget",
+                                  f"batch {b}: {ex[i] / (1 << 20):.1f} MiB over the {cap[i] / (1 << 20):g} MiB budget")
+        self._over_last = (b, int(cap[-1]))
+        st.over_budget_s += float((hi - lo).sum())
+        st.over_budget_batches += 1
+        st.over_budget_max_bytes = max(st.over_budget_max_bytes, int(ex.max()))
 
-    def _budget_profile(self, steps):
-        env = self.env
-        for step in sorted(steps, key=lambda s: s.at_s):
-            if step.at_s > env.now:
-                yield env.timeout(step.at_s - env.now)
-            budget = int(step.mb * (1 << 20))
-            self.rctx.now_s = env.now
-            self.recorder.instant(env.now, "engine", "memory budget", f"{step.mb:g} MiB")
-            self._apply(self.scheduler.on_memory_pressure(self.rctx, budget), "on_memory_pressure()")
+    def _budget_cut(self, t: float, left_s: float) -> float | None:
+        """Seconds from ``t`` to the next memory-budget step, if it falls within ``left_s``."""
+        if self._budget_queue:
+            dt = self._budget_queue[0][0] - t
+            if 1e-12 < dt < left_s - 1e-12:
+                return dt
+        return None
+
+    def _budget_hooks(self, t: float, running: tuple[Plan, int | None] | None = None) -> tuple[int, Plan] | None:
+        """``on_memory_pressure`` for each budget step due by ``t``.  ``running``: the plan of the
+        batch in progress and its step in progress (None between batches).  Returns (that step,
+        the continuation) if the scheduler continued the batch."""
+        taken = None
+        while self._budget_queue and self._budget_queue[0][0] <= t + 1e-12:
+            at_s, mb = self._budget_queue.pop(0)
+            budget = int(mb * (1 << 20))
+            self.rctx.now_s = at_s  # (a step inside a batch's configuration switch is delivered after it)
+            self.recorder.instant(at_s, "engine", "memory budget", f"{mb:g} MiB")
+            step = running[1] if running is not None else None
+            self.rctx.step_in_progress = step
+            try:
+                new_plan = self.scheduler.on_memory_pressure(self.rctx, budget)
+            finally:
+                self.rctx.step_in_progress = None
+            c, self.rctx._continuation = self.rctx._continuation, None
+            if c is not None:
+                hook = "on_memory_pressure()"
+                if running is None or step is None:
+                    raise self._continuation_error(hook, "no batch is in progress (ctx.step_in_progress is None)")
+                cur = taken[1] if taken is not None else running[0]
+                self._check_continuation(c, cur, step, hook)
+                taken = (step, c)
+                self.rctx.plan = c
+                self._plan_in_force(c, t)
+                self.stats.continued_batches += 1
+                self.recorder.instant(t, "engine", "continue batch", f"from step {step}: {c.label}")
+            self._apply(new_plan, "on_memory_pressure()")
+        return taken
+
+    def _continuation_error(self, hook: str, msg: str) -> ScheduleError:
+        name = self.scheduler_name
+        return ScheduleError(f"ctx.continue_batch() from {hook} of scheduler {name!r}: {msg}",
+                             field="scheduler.name", value=name)
+
+    def _check_continuation(self, c: Plan, running: Plan, step: int, hook: str) -> None:
+        """A continuation is a plan the engine can run whose steps up to the one in progress are
+        the running plan's, on the same cores at the same operating point."""
+        check_plan(c, self.soc, scheduler=self.scheduler_name, hook=f"{hook} (ctx.continue_batch)",
+                   batch_size=self.workload.batch_size)
+        for f in ("cpu_cores", "cpu_freq_mhz", "governor", "dsp_graph", "shared_buffers"):
+            if getattr(c, f) != getattr(running, f):
+                raise self._continuation_error(
+                    hook, f"its {f} {getattr(c, f)!r} differs from the running plan's {getattr(running, f)!r}; "
+                          "a batch keeps its cores and operating point")
+        if len(c.steps) <= step:
+            raise self._continuation_error(hook, f"it has {len(c.steps)} steps; step {step} is in progress")
+        for k in range(step + 1):
+            x, y = c.steps[k], running.steps[k]
+            if x is not y and (x.unit != y.unit or (x.op is not y.op and x.op != y.op)):
+                raise self._continuation_error(
+                    hook, f"its step {k} ({x.op.name} on {x.unit}) is not the running plan's ({y.op.name} on "
+                          f"{y.unit}); the steps up to the one in progress ({step}) must be the running plan's")
 
 
 UNITS = ("cpu", "dsp", "gpu")

@@ -38,6 +38,7 @@ class BatchTemplate:
     seg_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # walker segment of each segment (-1: gap)
     busy_keys: tuple[str, ...] = ()
     cum_busy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))  # cumulative busy_s at each edge
+    seg_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # plan step of each segment (-1: none)
 
     @property
     def dyn_energy_j(self) -> np.ndarray:
@@ -87,6 +88,16 @@ class BatchTemplate:
                 return float(e[j] + w[0] * (e[j + 1] - e[j]))
         return offset_s / self.duration_s * other.duration_s if self.duration_s > 0 else 0.0
 
+    def step_at(self, offset_s: float) -> int | None:
+        """The plan step in progress at ``offset_s`` (its FastRPC switch counts as the step's), or,
+        in the batch's preparation or a gap, the next step to start; None after the last."""
+        if not len(self.seg_steps):
+            return None
+        i, _ = self._at(np.array([offset_s]))
+        later = self.seg_steps[int(i[0]):]
+        hit = np.flatnonzero(later >= 0)
+        return int(later[hit[0]]) if len(hit) else None
+
     def mem_at(self, offsets_s: np.ndarray) -> np.ndarray:
         if len(self.mem_bytes) == 0:
             return np.zeros(len(offsets_s))
@@ -106,13 +117,14 @@ class TemplateBuilder:
         self.busy: dict[str, float] = {}
         self.seg_busy: list[dict[str, float]] = []   # busy seconds per unit of each segment
         self.seg_ids: list[int] = []
+        self.seg_steps: list[int] = []
         self._added = 0                              # walker segments added (zero-length ones too)
         self.dram_bytes = 0
         self.counts = {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0}
 
     def segment(self, start_s: float, dur_s: float, dyn_mw: np.ndarray, mem_bytes: int,
                 tracks: tuple[str, ...], name: str, kind: str, phase: str,
-                busy: dict[str, float], dram_bytes: int, seg_id: int = -1) -> None:
+                busy: dict[str, float], dram_bytes: int, seg_id: int = -1, step: int = -1) -> None:
         if dur_s <= 0:
             return
         if abs(start_s - self.edges[-1]) > 1e-12:
@@ -122,10 +134,12 @@ class TemplateBuilder:
             self.edges.append(start_s)
             self.seg_busy.append({})
             self.seg_ids.append(-1)
+            self.seg_steps.append(-1)
         self.dyn_mw.append(dyn_mw)
         self.mem.append(mem_bytes)
         self.edges.append(start_s + dur_s)
         self.seg_ids.append(seg_id)
+        self.seg_steps.append(step)
         for t in tracks:
             self.slices.append(Slice(t, name, kind, phase, start_s, dur_s))
         sb = {}
@@ -140,7 +154,7 @@ class TemplateBuilder:
         if seg.count:
             self.counts[seg.count] += 1
         self.segment(start_s, seg.dur, seg.dyn_mw, seg.mem, seg.tracks, seg.name, seg.kind, seg.phase,
-                     seg.busy, seg.dram_bytes, self._added)
+                     seg.busy, seg.dram_bytes, self._added, seg.step)
         self._added += 1
 
     def build(self, duration_s: float) -> BatchTemplate:
@@ -155,17 +169,19 @@ class TemplateBuilder:
         busy = np.array([[sb.get(k, 0.0) for k in keys] for sb in self.seg_busy]).reshape(len(self.seg_busy), len(keys))
         cum_busy = np.vstack([np.zeros((1, len(keys))), np.cumsum(busy, axis=0)])
         ids = np.asarray(self.seg_ids, int)
+        steps = np.asarray(self.seg_steps, int)
         if duration_s > edges[-1] + 1e-15:
             edges = np.append(edges, duration_s)
             cum = np.vstack([cum, cum[-1:]])
             cum_busy = np.vstack([cum_busy, cum_busy[-1:]])
             ids = np.append(ids, -1)
+            steps = np.append(steps, -1)
             mem = np.asarray(self.mem + [self.mem[-1] if self.mem else 0], float)
         else:
             mem = np.asarray(self.mem, float)
-        for a in (edges, cum, mem, ids, cum_busy):
+        for a in (edges, cum, mem, ids, cum_busy, steps):
             a.flags.writeable = False
         return BatchTemplate(duration_s=duration_s, edges_s=edges, cum_dyn_j=cum, mem_bytes=mem,
                              busy_s=dict(self.busy), dram_bytes=self.dram_bytes,
                              slices=tuple(self.slices), counts=dict(self.counts),
-                             seg_ids=ids, busy_keys=keys, cum_busy=cum_busy)
+                             seg_ids=ids, busy_keys=keys, cum_busy=cum_busy, seg_steps=steps)

@@ -53,16 +53,24 @@ def precision_note(s: dict[str, Any]) -> str | None:
 
 def memory_budget_note(s: dict[str, Any]) -> str | None:
     """A one-line note when memory in use went over the budget in force at the time (the
-    summary's ``memory.over_budget``): a scheduler that does not plan for the budget (all but
-    Sage) ignores it, and a budget that drops during a batch binds before the next batch's plan
-    can follow it; else None."""
+    summary's ``memory.over_budget``), with the reason: a scheduler that does not plan for the
+    budget (all but Sage) ignores it; Sage re-splits a batch in progress when the budget drops,
+    and goes over only where the micro-batch in progress cannot fit the new budget
+    (``scheduler_info.resplits``); else None."""
     over = s["memory"].get("over_budget")
     if not over or not over.get("batches"):
         return None
     n, planned = over["batches"], s["batches"]
-    why = "a budget that drops during a batch binds before the next batch's plan can follow it"
     if s["scheduler"] != "sage":
-        why = f"{s['scheduler']} does not plan for the budget (sage does), and " + why
+        why = (f"{s['scheduler']} does not plan for the budget (sage does; it re-splits a batch in "
+               "progress when the budget drops)")
+    else:
+        failed = [r for r in (s.get("scheduler_info") or {}).get("resplits", []) if r.get("micro_batches") is None]
+        why = (f"in {len(failed)} batch(es) the budget dropped while the micro-batch in progress needed more "
+               "than the new budget even with everything it may evict evicted (scheduler_info.resplits); "
+               "the plan for the new budget ran from the next batch")
+        if not failed:
+            why = "the budget in force was below what the plan for it needs"
     return (f"note: memory in use exceeded the budget in force (environment.memory_budget_mb) for "
             f"{_fmt_sim_time(over['seconds'])} in {n} of {planned} batches, by up to "
             f"{_fmt_bytes(over['max_excess_bytes'])}: {why}")

@@ -109,6 +109,8 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         # memory in use above the budget in force at the time (socsim.engine.sim _over_budget)
         summary["memory"]["over_budget"] = {"seconds": _r(stats.over_budget_s), "batches": stats.over_budget_batches,
                                             "max_excess_bytes": int(stats.over_budget_max_bytes)}
+        # batches a budget step cut and the scheduler finished with another plan (ctx.continue_batch)
+        summary["memory"]["continued_batches"] = stats.continued_batches
     extra = scheduler.summary_extra() if hasattr(scheduler, "summary_extra") else {}
     summary["memory"].update(_micro_batch_history(summary["memory"]["micro_batches"], engine, extra))
     if plan is not None and plan.notes:

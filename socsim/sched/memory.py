@@ -59,12 +59,24 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
              outputs: Outputs | None = None, budget_bytes: int | None = None,
              evict_after_forward: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset(),
              latency_s: Callable[[Op], float] | None = None,
-             max_recompute_factor: int = 8) -> Schedule:
+             max_recompute_factor: int = 8, budget_changes: Sequence[tuple[int, int]] = (),
+             stop_after: int | None = None, best_effort: bool = False) -> Schedule:
     """Run ``kernels`` against ``budget_bytes`` (None: unlimited).  Raises :class:`Infeasible`
     if a kernel cannot fit even with every evictable tensor evicted, or if recomputation
-    thrashes (more than ``max_recompute_factor`` times the kernels of the batch)."""
+    thrashes (more than ``max_recompute_factor`` times the kernels of the batch).
+
+    ``budget_changes``: ``(k, bytes)`` pairs, k ascending: the budget becomes ``bytes`` from
+    kernel ``k`` of the run on (0-based, in the order run, recomputations included).  The
+    schedule before ``k`` is the one without the change; as kernel ``k`` is materialised, the
+    tensors it does not read are evicted as far as the new budget needs (a budget that drops
+    while kernel ``k`` runs: Sage evicts at once, and ``memory[k]`` is what is left).
+    ``stop_after``: end the run once kernel ``stop_after`` has run; ``best_effort``: where
+    nothing is left to evict, go on over the budget instead of raising (with a budget of 0
+    from kernel ``k``, ``memory[k]`` is then what the run must hold there: the tensors kernel
+    ``k`` reads and writes, and whatever is not evictable)."""
     outputs = default_outputs(kernels) if outputs is None else outputs
-    budget = math.inf if budget_bytes is None else budget_bytes
+    first_budget = math.inf if budget_bytes is None else budget_bytes
+    changes = sorted(budget_changes)
     latency = latency_s or (lambda op: float(op.macs + op.flops + op.bytes_read + op.bytes_written))
     producer: dict[str, int] = {}
     size: dict[str, int] = {INPUT: input_bytes}
@@ -112,9 +124,15 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
             st["mem"] -= b
 
     def make_room(need: int, pinned: set[str]) -> None:
+        budget = first_budget
+        for at, b in changes:
+            if len(out_k) >= at:
+                budget = b
         while st["mem"] + need > budget:
             cands = [t for t in resident if t not in pinned and evictable(t)]
             if not cands:
+                if best_effort:
+                    return
                 raise Infeasible(f"a kernel needs {(st['mem'] + need) / 2**20:.0f} MiB with nothing left to evict")
             victim = min(cands, key=h)
             free(victim)
@@ -158,6 +176,8 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
             for t in k.inputs:
                 ensure(t, pinned)
             materialise(i, k, pinned)
+            if stop_after is not None and len(out_k) > stop_after:
+                break
             for t in set(k.inputs):
                 remaining[t] -= 1
                 if k.phase == "forward":

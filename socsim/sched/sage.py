@@ -23,9 +23,17 @@ so a plan superseded before it ran charges nothing (``splits[].first_batch`` is 
 The budget is ``options.budget_mb``, else the workload's ``environment.memory_budget_mb`` (a
 number, or a profile of ``{at_s, mb}`` steps delivered through ``on_memory_pressure``).  Every
 budget of the profile is planned up front, so a budget below the minimum feasible fails before
-the run with a :class:`~socsim.errors.ScheduleError` naming the field and value.  A new plan takes
-effect at the next batch boundary (the engine switches plans between batches; Sage itself
-re-splits mid-iteration).
+the run with a :class:`~socsim.errors.ScheduleError` naming the field and value.
+
+Mid-iteration re-split (SEEDS.md 2: "the split adapts mid-iteration as the budget drops"): when
+the budget drops during a batch below what the rest of the batch needs, Sage continues the batch
+(``RunContext.continue_batch``).  The micro-batch in progress evicts at once and goes on under
+DGC at the new budget (its schedule so far unchanged, :func:`~socsim.sched.memory.simulate`'s
+``budget_changes``); the samples not yet started are re-split by the strategy at the new
+budget; the new kernels are compiled once the kernel in progress is done.  The plan for the new
+budget takes over from the next batch.  (Only where the micro-batch in progress cannot fit the
+new budget even by evicting all it may is the batch left to finish over it, which the summary's
+``memory.over_budget`` then shows.)
 
 Batch-norm caveat: with micro-batching, BN statistics here are per micro-batch (as gradient
 accumulation computes them); matching mini-batch BN exactly needs the statistics computed
@@ -122,6 +130,11 @@ class Sage(BaseScheduler):
         self._jit_plans: dict[int, tuple[Plan, frozenset, float]] = {}
         self._compiling: tuple[Plan, Plan] | None = None  # (plan compiling now, its steady plan)
         self._ran: list[tuple[int, ...]] = []  # micro-batch splits as run, consecutive distinct
+        # plans built here: per step (micro-batch, kernel of its schedule; -1: the update steps)
+        # and each micro-batch's schedule, so a batch in progress can be re-split
+        self._layouts: dict[int, tuple[tuple[tuple[int, int], ...], tuple[Schedule, ...]]] = {}
+        self._sched_keys: dict[int, tuple] = {}  # id(schedule) -> how it was simulated
+        self._resplits: list[dict[str, Any]] = []
         self._events: list[dict[str, Any]] = []
         self._stats: dict[str, Any] = {}
         self._peak = 0
@@ -178,23 +191,31 @@ class Sage(BaseScheduler):
                                              "tensors_elided": fs.tensors_elided}
         return hit
 
-    def schedule(self, m: int, budget: int | None = None, static: bool = False) -> Schedule | None:
+    def schedule(self, m: int, budget: int | None = None, static: bool = False,
+                 changes: tuple[tuple[int, int], ...] = ()) -> Schedule | None:
         """Micro-batch ``m`` run with no budget, under ``budget`` (DGC), or with static
-        sqrt(n) checkpointing; None if it cannot fit."""
-        key = (m, budget, static)
+        sqrt(n) checkpointing; ``changes``: the budget changing as it runs (a re-split
+        mid-iteration); None if it cannot fit."""
+        key = (m, budget, static, changes)
         if key in self._schedules:
             return self._schedules[key]
+        try:
+            s = self._simulate(key)
+        except Infeasible:
+            s = None
+        self._schedules[key] = s
+        if s is not None:
+            self._sched_keys[id(s)] = key
+        return s
+
+    def _simulate(self, key: tuple, **kw) -> Schedule:
+        m, budget, static, changes = key
         kernels, outs = self.kernels(m)
         g = self.ctx.graph(self.precision, m)
         base = g.persistent_bytes + g.input_bytes // m * (self.batch - m)  # rest of the mini-batch stays loaded
         forced, keep = static_checkpoints(kernels, outs) if static else (frozenset(), frozenset())
-        try:
-            s = simulate(kernels, g.input_bytes, base, outputs=outs, budget_bytes=budget,
-                         evict_after_forward=forced, keep=keep, latency_s=self._latency)
-        except Infeasible:
-            s = None
-        self._schedules[key] = s
-        return s
+        return simulate(kernels, g.input_bytes, base, outputs=outs, budget_bytes=budget,
+                        evict_after_forward=forced, keep=keep, latency_s=self._latency, budget_changes=changes, **kw)
 
     def plain(self, m: int) -> Schedule:
         s = self.schedule(m)
@@ -229,23 +250,33 @@ class Sage(BaseScheduler):
             if p is None:
                 self._infeasible(budget, f"DGC at the full batch of {b}", lambda x: self.schedule(b, x))
             return Decision((b,), (p,))  # type: ignore[arg-type]
-        m_fit = self._largest_fitting(budget)
+        d = self._fit(b, budget)
+        if d is not None:
+            return d
         if s == "dga":
+            self._infeasible(budget, "DGA down to micro-batch 1", lambda x: self.plain(1) if self.plain(1).peak <= x else None)
+        self._infeasible(budget, "hybrid down to micro-batch 1 with checkpointing", lambda x: self.schedule(1, x))
+        raise AssertionError  # pragma: no cover
+
+    def _fit(self, n: int, budget: int) -> Decision | None:
+        """DGA or the hybrid: ``n`` samples of the mini-batch as micro-batches under ``budget``
+        (the whole mini-batch, or the samples a re-split mid-iteration has left); None if even
+        micro-batch 1 cannot fit."""
+        o = self.options
+        m_fit = self._largest_fitting(budget)
+        # DGA; the hybrid while the micro-batch stays at or above the MTP
+        if o.strategy == "dga" or m_fit >= min(o.mtp, self.batch):
             if m_fit == 0:
-                self._infeasible(budget, "DGA down to micro-batch 1", lambda x: self.plain(1) if self.plain(1).peak <= x else None)
-            split = greedy_split(b, m_fit)
+                return None
+            split = greedy_split(n, m_fit)
             return Decision(split, tuple(self.plain(m) for m in _sizes(split)))
-        # hybrid: DGA while the micro-batch stays at or above the MTP, then checkpoint
-        if m_fit >= min(o.mtp, b):
-            split = greedy_split(b, m_fit)
-            return Decision(split, tuple(self.plain(m) for m in _sizes(split)))
-        for m in range(min(o.mtp, b), 0, -1):
-            split = greedy_split(b, m)
+        # the hybrid below the MTP: checkpoint at the MTP, smaller only if that cannot fit
+        for m in range(min(o.mtp, self.batch), 0, -1):
+            split = greedy_split(n, m)
             parts = [self.schedule(x, budget) for x in _sizes(split)]
             if all(p is not None for p in parts):
                 return Decision(split, tuple(parts))  # type: ignore[arg-type]
-        self._infeasible(budget, "hybrid down to micro-batch 1 with checkpointing", lambda x: self.schedule(1, x))
-        raise AssertionError  # pragma: no cover
+        return None
 
     def _largest_fitting(self, budget: int) -> int:
         lo, hi = 0, self.batch  # the plain peak grows with m: binary search the largest that fits
@@ -284,34 +315,138 @@ class Sage(BaseScheduler):
         plan = self._plans.get(key)
         if plan is not None:
             return plan
-        unit = self.options.unit
         by_size = dict(zip(_sizes(d.split), d.parts))
-        steps: list[Step] = []
-        mem: list[int] = []
-        for i, m in enumerate(d.split):
-            p = by_size[m]
-            for k, live in zip(p.kernels, p.memory):
+        scheds = tuple(by_size[m] for m in d.split)
+        split_txt = "+".join(map(str, d.split))
+        ck = f", {d.recomputes} recomputes" if d.recomputes else ""
+        plan = self._assemble(scheds, d.split, f"sage {self.options.strategy} {split_txt}{ck}",
+                              (("jit-compile", jit_s),) if jit_s > 0 else ())
+        self._plans[key] = plan
+        return plan
+
+    def _assemble(self, scheds: tuple[Schedule, ...], split: tuple[int, ...], label: str,
+                  overheads: tuple[tuple[str, float], ...], prefix: tuple = ((), (), ()), done: int = 0,
+                  label_from: int = 0) -> Plan:
+        """The plan running micro-batch ``i`` as ``scheds[i]`` (forward and backward, the weight
+        gradients accumulated), then the update from the last one.  ``prefix``: (steps, memory,
+        layout) run before them (the part of a batch an abandoned micro-batch ran); ``done``:
+        micro-batches whose gradients are already accumulated; ``label_from``: the index the
+        trace labels of ``scheds[0]`` take."""
+        unit = self.options.unit
+        steps: list[Step] = list(prefix[0])
+        mem: list[int] = list(prefix[1])
+        layout: list[tuple[int, int]] = list(prefix[2])
+        for i, p in enumerate(scheds):
+            for kk, (k, live) in enumerate(zip(p.kernels, p.memory)):
                 if k.phase == "update":
                     continue
-                if i > 0 and _writes_weight_grad(k):
+                if done + i > 0 and _writes_weight_grad(k):
                     k = replace(k, bytes_read=k.bytes_read + k.weight_bytes)  # accumulate
-                label = f"mb{i}:{k.name}" if len(d.split) > 1 else ""
-                steps.append(Step(k, unit, label))
+                label_k = f"mb{label_from + i}:{k.name}" if len(split) > 1 or label_from else ""
+                steps.append(Step(k, unit, label_k))
                 mem.append(live)
-        last = by_size[d.split[-1]]
-        for k, live in zip(last.kernels, last.memory):
+                layout.append((i, kk))
+        for kk, (k, live) in enumerate(zip(scheds[-1].kernels, scheds[-1].memory)):
             if k.phase == "update":
                 steps.append(Step(k, unit))
                 mem.append(live)
-        peak = max(mem)
-        split_txt = "+".join(map(str, d.split))
-        ck = f", {d.recomputes} recomputes" if d.recomputes else ""
-        plan = Plan(steps=tuple(steps), cpu_cores=tuple(self.cores), micro_batches=d.split,
-                    peak_memory_bytes=peak, step_memory=tuple(mem),
-                    prep_overheads=(("jit-compile", jit_s),) if jit_s > 0 else (),
-                    label=f"sage {self.options.strategy} {split_txt}{ck}")
-        self._plans[key] = plan
+                layout.append((-1, kk))
+        plan = Plan(steps=tuple(steps), cpu_cores=tuple(self.cores), micro_batches=tuple(split),
+                    peak_memory_bytes=max(mem), step_memory=tuple(mem), prep_overheads=overheads, label=label)
+        self._layouts[id(plan)] = (tuple(layout), scheds)
         return plan
+
+    def _continuation(self, running: Plan, j: int, budget: int, t_s: float, batch: int) -> Plan | None:
+        """The rest of the batch in progress, re-split at step ``j`` for a budget that has just
+        dropped to ``budget``; None if the rest fits as planned, or cannot be made to fit.
+
+        Two ways on: *continue* the micro-batch in progress under DGC at the new budget
+        (evicting at once) and re-split the samples not yet started; or, in its forward pass,
+        *abandon* it once the kernel in progress is done (its activations are dropped, no
+        gradient has been accumulated from it yet) and re-split its samples with the others.
+        DGC can only continue, DGA can only abandon; the hybrid takes whichever of the two
+        finishes the batch sooner (``ctx.estimate``)."""
+        info = self._layouts.get(id(running))
+        mem = running.step_memory
+        if info is None or mem is None or max(mem[j:]) <= budget:
+            return None
+        layout, scheds = info
+        i, kk = layout[j]
+        if i < 0:
+            return None  # the update (the micro-batches are done), or an abandoned micro-batch
+        key = self._sched_keys.get(id(scheds[i]))
+        if key is None:
+            return None
+        split = tuple(running.micro_batches)
+        strategy = self.options.strategy
+        candidates: list[tuple[Plan, dict[str, Any]]] = []
+        if strategy in ("dgc", "hybrid"):
+            c = self._continue_micro_batch(running, scheds, split, i, kk, key, budget)
+            if c is not None:
+                candidates.append(c)
+        if strategy in ("dga", "hybrid") and running.steps[j].op.phase == "forward":
+            c = self._abandon_micro_batch(running, j, scheds, split, i, kk, key, budget)
+            if c is not None:
+                candidates.append(c)
+        event: dict[str, Any] = {"t_s": round(t_s, 6), "batch": batch, "step": j, "micro_batch": i,
+                                 "budget_mb": round(budget / MB, 3)}
+        if not candidates:
+            self._resplits.append({**event, "micro_batches": None,
+                                   "note": "the micro-batch in progress cannot fit the new budget"})
+            return None
+        if len(candidates) > 1:
+            candidates.sort(key=lambda c: self.ctx.estimate(c[0])[0])
+        plan, how = candidates[0]
+        new = frozenset(k.signature for p in how.pop("scheds") for k in p.kernels) - self._compiled
+        jit = JIT_S_PER_KERNEL * len(new) if self.options.jit_compile and new and self.options.unit == "gpu" else 0.0
+        self._compiled |= new
+        self._jit_s += jit
+        if jit > 0:
+            plan = replace(plan, prep_overheads=(("jit-compile", jit),))
+            self._layouts[id(plan)] = self._layouts[id(candidates[0][0])]
+        self._resplits.append({**event, **how, "micro_batches": list(plan.micro_batches),
+                               "peak_after_mb": round(max(plan.step_memory[j:]) / MB, 3), "jit_s": round(jit, 6)})
+        return plan
+
+    def _continue_micro_batch(self, running: Plan, scheds, split, i: int, kk: int, key: tuple, budget: int):
+        """Micro-batch ``i`` goes on under DGC at ``budget`` from its kernel ``kk``; the samples
+        after it are re-split."""
+        m, b0, static, changes = key
+        now = self.schedule(m, b0, static, changes + ((kk, budget),))
+        left = sum(split[i + 1:])
+        rest = self._fit(left, budget) if left else Decision((), ())
+        if now is None or rest is None:
+            return None
+        by_size = dict(zip(_sizes(rest.split), rest.parts))
+        new_split = split[: i + 1] + rest.split
+        new_scheds = tuple(scheds[:i]) + (now,) + tuple(by_size[x] for x in rest.split)
+        plan = self._assemble(new_scheds, new_split, self._resplit_label(new_split, budget), ())
+        return plan, {"how": "continued", "evictions": now.evictions,
+                      "recompute_kernels": now.recomputes + sum(p.recomputes for p in rest.parts),
+                      "scheds": new_scheds[i:]}
+
+    def _abandon_micro_batch(self, running: Plan, j: int, scheds, split, i: int, kk: int, key: tuple, budget: int):
+        """Micro-batch ``i`` (in its forward pass) stops after its kernel ``kk``; its samples
+        and those after it are re-split.  While that kernel finishes, the run holds what it
+        reads and writes and what cannot be evicted."""
+        held = self._simulate(key[:3] + (key[3] + ((kk, 0),),), stop_after=kk, best_effort=True).memory[kk]
+        if held > budget:
+            return None
+        rest = self._fit(sum(split[i:]), budget)
+        if rest is None:
+            return None
+        by_size = dict(zip(_sizes(rest.split), rest.parts))
+        new_scheds = tuple(by_size[x] for x in rest.split)
+        new_split = split[:i] + rest.split
+        prefix = (running.steps[: j + 1], tuple(running.step_memory[:j]) + (held,), ((-2, 0),) * (j + 1))
+        plan = self._assemble(new_scheds, new_split, self._resplit_label(new_split, budget), (), prefix,
+                              done=i, label_from=i + 1)
+        return plan, {"how": f"abandoned micro-batch {i} after {kk + 1} kernels",
+                      "evictions": 0, "recompute_kernels": sum(p.recomputes for p in rest.parts),
+                      "scheds": new_scheds}
+
+    def _resplit_label(self, split: tuple[int, ...], budget: int) -> str:
+        return f"sage {self.options.strategy} {'+'.join(map(str, split))} (re-split at {budget / MB:g} MiB)"
 
     def _switch_to(self, d: Decision, budget: int | None, t_s: float, batch: int) -> Plan:
         """Hand the engine decision ``d``: the plan that compiles its new kernels (JIT) in its
@@ -374,6 +509,11 @@ class Sage(BaseScheduler):
                 t_s = at_s
                 del self._pending_steps[: i + 1]
                 break
+        if ctx.step_in_progress is not None and ctx.plan is not None:
+            cont = self._continuation(ctx.plan, ctx.step_in_progress, budget_bytes, t_s, ctx.batch)
+            if cont is not None:
+                ctx.continue_batch(cont)
+                self._compiling = None  # this batch no longer runs the plan it was compiling
         d = self.decide(budget_bytes)
         if self._steady is not None and self.build_plan(d) is self._steady:
             return None
@@ -396,7 +536,7 @@ class Sage(BaseScheduler):
         out = {"strategy": self.options.strategy, "unit": self.options.unit, "mtp": self.options.mtp,
                "peak_memory_bytes": self._peak, "splits": self._events,
                "split_sequence": ["+".join(map(str, e["micro_batches"])) for e in self._events],
-               "micro_batch_sequence": [list(m) for m in self._ran],
+               "micro_batch_sequence": [list(m) for m in self._ran], "resplits": self._resplits,
                "jit_compile_s": round(self._jit_s, 6), **self._stats}
         if bn:
             out["batchnorm_note"] = ("micro-batched BN uses per-micro-batch statistics; mini-batch "

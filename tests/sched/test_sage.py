@@ -105,6 +105,60 @@ def test_sage_never_exceeds_its_budget(budget_mb, strategy):
     assert sum(plan.micro_batches) == 16
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frac=st.floats(0.0, 1.0), drop=st.floats(0.5, 1.0))
+def test_a_budget_change_mid_schedule_keeps_the_schedule_before_it(frac, drop):
+    """simulate's budget_changes: the kernels before the change run as without it; from it on,
+    memory stays within the new budget (or the change is infeasible)."""
+    from socsim.sched.memory import Infeasible
+    g = graph_for("resnet18", (3, 64, 64), 10, 4)
+    plain = simulate(g.ops, g.input_bytes, g.persistent_bytes)
+    k = int(frac * (len(plain.kernels) - 1))
+    budget = int(plain.peak * drop)
+    try:
+        s = simulate(g.ops, g.input_bytes, g.persistent_bytes, budget_bytes=None, budget_changes=((k, budget),))
+    except Infeasible:
+        return
+    assert [x.name for x in s.kernels[:k]] == [x.name for x in plain.kernels[:k]]
+    assert s.memory[:k] == plain.memory[:k]
+    assert max(s.memory[k:]) <= budget
+    assert {x.name for x in s.kernels if "@rc" not in x.name} == {x.name for x in plain.kernels}
+
+
+# the small model's batch 0 at 200 MB takes ~0.53 s (hybrid 16, no JIT)
+SMALL_WL = dict(name="t", model="resnet18", input=[3, 96, 96], num_classes=10, batch_size=16, batches=3,
+                scheduler={"name": "sage", "options": {"jit_compile": False}})
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(at_s=st.floats(0.55, 1.5), mb=st.sampled_from([110, 98, 90]))
+def test_sage_keeps_a_dropping_budget_unless_the_micro_batch_in_progress_cannot(at_s, mb):
+    """Under a budget that drops mid-iteration Sage re-splits the batch in progress (SEEDS.md 2):
+    memory stays within the budget in force at every moment, except where the tensors the
+    micro-batch in progress must keep (its backward pass's) already exceed the new budget; then
+    it finishes that batch over it, says so, and keeps the budget from the next batch on."""
+    wl = dict(SMALL_WL, environment={"memory_budget_mb": [{"at_s": 0, "mb": 200}, {"at_s": at_s, "mb": mb}]})
+    s = socsim.run("sd865", wl).summary
+    info, over = s["scheduler_info"], s["memory"]["over_budget"]
+    cannot = [r for r in info["resplits"] if r["micro_batches"] is None]
+    assert over["batches"] == (1 if cannot else 0), (info["resplits"], over)
+    for r in info["resplits"]:
+        assert r["t_s"] == pytest.approx(at_s) and r["budget_mb"] == mb
+        if r["micro_batches"] is not None:
+            assert r["peak_after_mb"] <= mb and sum(r["micro_batches"]) == 16
+    assert s["memory"]["continued_batches"] == len(info["resplits"]) - len(cannot)
+    assert info["splits"][-1]["peak_mb"] <= mb
+
+
+def test_a_budget_drop_in_the_forward_pass_is_kept_by_re_splitting():
+    wl = dict(SMALL_WL, environment={"memory_budget_mb": [{"at_s": 0, "mb": 200}, {"at_s": 0.56, "mb": 98}]})
+    s = socsim.run("sd865", wl).summary
+    (r,) = s["scheduler_info"]["resplits"]
+    assert r["micro_batch"] == 0 and r["micro_batches"] is not None
+    assert s["memory"]["over_budget"]["seconds"] == 0 and s["memory"]["continued_batches"] == 1
+    assert s["memory"]["micro_batch_sequence"][1] == r["micro_batches"]
+
+
 def test_split_sequence_adapts_as_the_budget_drops():
     steps = [{"at_s": 0, "mb": 2500}, {"at_s": 5, "mb": 1500}, {"at_s": 10, "mb": 1000},
              {"at_s": 15, "mb": 600}, {"at_s": 20, "mb": 400}]

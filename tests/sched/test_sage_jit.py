@@ -38,13 +38,24 @@ def test_first_batch_pays_the_jit_once(tmp_path):
 
 def test_every_new_plan_pays_its_jit_in_its_first_batch_only(tmp_path):
     on, t_on, labels_on = run(tmp_path, "on", PROFILE, batches=9)
-    _, t_off, labels_off = run(tmp_path, "off", PROFILE, batches=9, jit_compile=False)
-    steady = dict(zip(labels_off, t_off))  # a plan's batch time without JIT
+    with open(tmp_path / "on" / "events.csv") as f:
+        plan_events = [r["detail"] for r in csv.DictReader(f) if r["name"] == "plan"]
+    # a plan's steady copy after its compiling batch is not a new plan
+    assert plan_events == on["placement"]["plans"][1:]
+    steady = {}  # each plan's batch time without JIT, from a run at its budget alone
+    for mb in (200, 110, 98):
+        _, t_off, labels_off = run(tmp_path, f"off{mb}", mb, batches=2, jit_compile=False)
+        assert t_off[0] == pytest.approx(t_off[1], rel=1e-9)
+        steady[labels_off[0]] = t_off[0]
     info = on["scheduler_info"]
     events = info["splits"]
     assert [e["micro_batches"][0] for e in events] == [16, 10, 6]
     assert all(e["first_batch"] is not None for e in events)
+    # both budget steps fall in a backward pass whose in-flight tensors alone exceed the new
+    # budget: the batch in progress cannot be re-split, and finishes over it
+    assert [r["micro_batches"] for r in info["resplits"]] == [None, None]
     assert set(steady) >= set(labels_on)
+    assert set(labels_on) == set(on["placement"]["plans"])  # batches.csv names plans as the summary does
     jit_at = {e["first_batch"]: e["jit_s"] for e in events}
     for b, (t, label) in enumerate(zip(t_on, labels_on)):
         assert t - steady[label] == pytest.approx(jit_at.get(b, 0.0), abs=1e-6), b

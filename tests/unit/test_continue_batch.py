@@ -1,0 +1,130 @@
+"""A memory-budget step inside a batch cuts it there, and ``on_memory_pressure`` may continue the
+batch with another plan (``RunContext.continue_batch``): what Sage needs to re-split
+mid-iteration (SEEDS.md 2).  socsim/engine/sim.py ``_run_batch``, ``_budget_hooks``."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from socsim.errors import ScheduleError
+from socsim.sched.api import BaseScheduler, Plan
+
+from engine_runs import lenet, run
+
+MIB = 1 << 20
+
+
+class Continuer(BaseScheduler):
+    """Runs the graph on the big cores at 100 MiB; a budget step inside a batch continues it
+    with the same steps at 10 MiB from the step in progress on, paying a 50 ms re-plan."""
+
+    name = "continuer"
+
+    def __init__(self, mode: str = "ok") -> None:
+        super().__init__()
+        self.mode = mode
+        self.seen: list[tuple[str, int | None]] = []
+
+    def plan(self, ctx) -> Plan:
+        from socsim.sched.api import Step
+        ops = ctx.graph().ops
+        self.base = Plan(steps=tuple(Step(o, "cpu") for o in ops), cpu_cores=(4, 5, 6, 7),
+                         peak_memory_bytes=100 * MIB, step_memory=(100 * MIB,) * len(ops), label="base")
+        return self.base
+
+    def on_batch_end(self, ctx, batch, record):
+        self.seen.append(("end", ctx.step_in_progress))
+        if self.mode == "from_batch_end":
+            ctx.continue_batch(self.base)
+        return None
+
+    def on_memory_pressure(self, ctx, budget_bytes):
+        j = ctx.step_in_progress
+        self.seen.append(("memory", j))
+        if j is None:
+            return None
+        run = ctx.plan
+        steps = run.steps
+        if self.mode == "wrong_prefix":
+            steps = steps[::-1]
+        mem = run.step_memory[:j] + (10 * MIB,) * (len(steps) - j)
+        cont = replace(run, steps=steps, step_memory=mem, peak_memory_bytes=max(mem), label="cont",
+                       prep_overheads=(("re-plan", 0.05),),
+                       cpu_cores=(4, 5) if self.mode == "other_cores" else run.cpu_cores)
+        ctx.continue_batch(cont)
+        return None
+
+
+def _workload(step_at_s: float) -> dict:
+    return lenet(batches=3, environment={"memory_budget_mb": [{"at_s": 0, "mb": 1000},
+                                                             {"at_s": step_at_s, "mb": 50}]})
+
+
+@pytest.fixture(scope="module")
+def base_time(tmp_path_factory):
+    r = run(tmp_path_factory.mktemp("base"), lenet(batches=1), scheduler=Continuer())
+    return r.batches()[0]["time_s"]
+
+
+def test_a_continuation_takes_over_at_the_budget_step(tmp_path, base_time):
+    t_step = 1.4 * base_time  # inside batch 1
+    sched = Continuer()
+    r = run(tmp_path, _workload(t_step), scheduler=sched)
+    rows = r.batches()
+    assert [b["plan"] for b in rows] == ["base", "cont", "base"]
+    assert rows[0]["time_s"] == pytest.approx(base_time, rel=1e-9)
+    assert rows[1]["time_s"] == pytest.approx(base_time + 0.05, rel=1e-9)  # the re-plan, once
+    assert rows[2]["time_s"] == pytest.approx(base_time, rel=1e-9)         # the old plan again
+    # the hook ran at the step's time, with the step then in progress
+    ops1 = [o for o in r.ops() if o["batch"] == 1 and o["track"] == "cpu4"]
+    running = [k for k, o in enumerate(ops1) if o["start_s"] <= t_step < o["start_s"] + o["dur_s"]]
+    assert sched.seen[:2] == [("memory", None), ("end", None)]  # the first step: before batch 0
+    assert sched.seen[2] == ("memory", running[0])
+    assert all(j is None for what, j in sched.seen if what == "end")
+    ev = [e for e in r.events() if e["name"] == "continue batch"]
+    assert len(ev) == 1 and ev[0]["t_s"] == pytest.approx(t_step, abs=1e-12)
+    # the re-plan runs once the op in progress is done
+    replan = [o for o in r.ops() if o["name"] == "re-plan"]
+    op = ops1[running[0]]
+    assert len(replan) == 1 and replan[0]["start_s"] == pytest.approx(op["start_s"] + op["dur_s"], abs=1e-9)
+    # 100 MiB before the step, 10 MiB after it: within the 1000 -> 50 MiB budget; batch 2 is
+    # the old plan again (the hook handed no plan for later batches), 100 MiB throughout
+    mem = r.summary["memory"]
+    assert mem["over_budget"]["batches"] == 1 and mem["continued_batches"] == 1
+    assert mem["over_budget"]["seconds"] == pytest.approx(base_time, rel=1e-6)
+    assert r.summary["sim_time_s"] == pytest.approx(sum(b["time_s"] for b in rows), abs=1e-8)
+    # the plans as they took over: the continuation, then the old plan again
+    assert r.summary["placement"]["plans"] == ["base", "cont", "base"]
+    plans = [e for e in r.events() if e["name"] == "plan"]
+    assert [e["detail"] for e in plans] == ["cont", "base"]
+    assert plans[0]["t_s"] == pytest.approx(t_step) and plans[1]["t_s"] == pytest.approx(rows[2]["start_s"])
+
+
+def test_without_a_continuation_the_batch_finishes_over_the_budget(tmp_path, base_time):
+    class Ignores(Continuer):
+        def on_memory_pressure(self, ctx, budget_bytes):
+            return None
+
+    t_step = 1.4 * base_time
+    r = run(tmp_path, _workload(t_step), scheduler=Ignores())
+    over = r.summary["memory"]["over_budget"]
+    assert over["batches"] == 2 and over["seconds"] == pytest.approx(3 * base_time - t_step, rel=1e-6)
+    assert r.summary["memory"]["continued_batches"] == 0
+    # one overrun, from the step on through the next batch: one event, where it starts
+    ev = r.events()
+    (o,) = [e for e in ev if e["name"] == "over memory budget"]
+    assert o["t_s"] == pytest.approx(t_step) and o["detail"] == "batch 1: 50.0 MiB over the 50 MiB budget"
+    assert [e["t_s"] for e in ev] == sorted(e["t_s"] for e in ev)
+
+
+@pytest.mark.parametrize("mode, words", [
+    ("from_batch_end", "only on_memory_pressure() can continue"),
+    ("wrong_prefix", "is not the running plan's"),
+    ("other_cores", "cpu_cores (4, 5) differs from the running plan's"),
+])
+def test_a_bad_continuation_is_the_schedulers_error(tmp_path, base_time, mode, words):
+    with pytest.raises(ScheduleError) as e:
+        run(tmp_path, _workload(1.4 * base_time), scheduler=Continuer(mode))
+    assert words in e.value.message and "ctx.continue_batch()" in e.value.message
+    assert e.value.field == "scheduler.name"
