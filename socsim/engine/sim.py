@@ -269,7 +269,8 @@ class Engine:
         a = 0.0
         while True:
             t = self.env.now
-            taken = self._budget_hooks(t, (plan, tpl.step_at(a)))
+            due = self._budget_queue and self._budget_queue[0][0] <= t + 1e-12
+            taken = self._budget_hooks(t, (plan, tpl.step_at(a))) if due else None
             if taken is not None:  # carried on by a continuation from the step in progress
                 j, plan = taken
                 cont = Continued(cont.head if cont else self._plan,
