@@ -394,8 +394,8 @@ class Sage(BaseScheduler):
             self._resplits.append({**event, "micro_batches": None,
                                    "note": "the micro-batch in progress cannot fit the new budget"})
             return None
-        if len(candidates) > 1:
-            candidates.sort(key=lambda c: self.ctx.estimate(c[0])[0])
+        if len(candidates) > 1:  # one that keeps the budget, then the sooner done
+            candidates.sort(key=lambda c: (max(c[0].step_memory[j:]) > budget, self.ctx.estimate(c[0])[0]))
         plan, how = candidates[0]
         new = frozenset(k.signature for p in how.pop("scheds") for k in p.kernels) - self._compiled
         jit = JIT_S_PER_KERNEL * len(new) if self.options.jit_compile and new and self.options.unit == "gpu" else 0.0
@@ -405,7 +405,9 @@ class Sage(BaseScheduler):
             plan = replace(plan, prep_overheads=(("jit-compile", jit),))
             self._layouts[id(plan)] = self._layouts[id(candidates[0][0])]
         self._resplits.append({**event, **how, "micro_batches": list(plan.micro_batches),
-                               "peak_after_mb": round(max(plan.step_memory[j:]) / MB, 3), "jit_s": round(jit, 6)})
+                               "peak_after_mb": round(max(plan.step_memory[j:]) / MB, 3),
+                               "peak_after_kernel_mb": round(max(plan.step_memory[j + 1:], default=0) / MB, 3),
+                               "jit_s": round(jit, 6)})
         return plan
 
     def _continue_micro_batch(self, running: Plan, scheds, split, i: int, kk: int, key: tuple, budget: int):
@@ -428,10 +430,9 @@ class Sage(BaseScheduler):
     def _abandon_micro_batch(self, running: Plan, j: int, scheds, split, i: int, kk: int, key: tuple, budget: int):
         """Micro-batch ``i`` (in its forward pass) stops after its kernel ``kk``; its samples
         and those after it are re-split.  While that kernel finishes, the run holds what it
-        reads and writes and what cannot be evicted."""
+        reads and writes and what cannot be evicted (which may still be over the budget: then
+        only until the kernel is done)."""
         held = self._simulate(key[:3] + (key[3] + ((kk, 0),),), stop_after=kk, best_effort=True).memory[kk]
-        if held > budget:
-            return None
         rest = self._fit(sum(split[i:]), budget)
         if rest is None:
             return None
