@@ -141,11 +141,16 @@ def test_sage_keeps_a_dropping_budget_unless_the_micro_batch_in_progress_cannot(
     s = socsim.run("sd865", wl).summary
     info, over = s["scheduler_info"], s["memory"]["over_budget"]
     cannot = [r for r in info["resplits"] if r["micro_batches"] is None]
-    assert over["batches"] == (1 if cannot else 0), (info["resplits"], over)
+    # a forward pass abandoned while its kernel in progress alone holds more than the new
+    # budget is over until that kernel is done
+    briefly = [r for r in info["resplits"] if r["micro_batches"] is not None and r["peak_after_mb"] > mb]
+    assert over["batches"] == (1 if cannot or briefly else 0), (info["resplits"], over)
     for r in info["resplits"]:
         assert r["t_s"] == pytest.approx(at_s) and r["budget_mb"] == mb
         if r["micro_batches"] is not None:
-            assert r["peak_after_mb"] <= mb and sum(r["micro_batches"]) == 16
+            assert r["peak_after_kernel_mb"] <= mb and sum(r["micro_batches"]) == 16
+    if briefly and not cannot:
+        assert over["seconds"] < 0.05  # one kernel's remainder
     assert s["memory"]["continued_batches"] == len(info["resplits"]) - len(cannot)
     assert info["splits"][-1]["peak_mb"] <= mb
 
