@@ -350,7 +350,14 @@ class Accounting:
         last = self._last_fwd or (fq, 0.0, float(self.rctx.batch))
         fwd = self._row_fwd or last
         period = now_s - self._row_t
-        if period > 1e-12:
+        if 1e-12 < period < 1e-9:
+            # a last window shorter than the trace's nanosecond: one row at the end (with the
+            # state then), not two rows that Perfetto would put at the same timestamp
+            mw, cur, volt = self._last_means or (self._window_j / period * 1e3, self._batt_i, self._batt_v)
+            self._emit(np.array([now_s]), (self._row_cum_j + self._window_j)[None, :], np.asarray(mw)[None, :],
+                       np.array([last[0]], float), self.temps[None, :], np.array([self.battery.charge_c]),
+                       np.array([cur]), np.array([volt]), np.array([last[1]]), np.array([last[2]]))
+        elif period > 1e-12:
             mw = self._window_j / period * 1e3
             cur, volt = self._window_q_c / period, self._window_vs / period
             self._emit(np.array([self._row_t, now_s]),
