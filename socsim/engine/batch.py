@@ -150,6 +150,9 @@ class BatchWalker:
         if head.cpu_graph_prep_s > 0:
             yield Seg(head.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
                       self.cpu_dyn(one, 1.0, freqs), host_busy, 0, mem_prep, None)
+        for name, dur in inserted.get(-1, ()):  # a continuation handed before any step began
+            yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
+                      self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         cur = "cpu"
         crossings = fastrpc.expected_crossings([s.op for s in plan.steps]) if plan.count("dsp") else ()
         for k, step in enumerate(plan.steps):

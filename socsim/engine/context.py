@@ -176,8 +176,9 @@ class RunContext:
     cores of every foreground load running at ``now_s`` (docs/plugins.md, section 3).
 
     ``step_in_progress`` is set while ``on_memory_pressure`` runs during a batch: the index of
-    the plan step then running (or, in the batch's preparation, about to start); None
-    otherwise.  Such a hook may call :meth:`continue_batch`."""
+    the plan step then running (between steps, the last one begun; -1 in the batch's
+    preparation, before any step); None otherwise.  Such a hook may call
+    :meth:`continue_batch`."""
 
     plan_ctx: PlanContext
     now_s: float = 0.0
@@ -206,9 +207,11 @@ class RunContext:
         mid-iteration when the memory budget drops).  Only from ``on_memory_pressure`` while
         ``step_in_progress`` is set.  ``plan``'s steps up to and including the step in progress
         must be the running plan's (that step goes on; from it on, ``plan.step_memory`` is the
-        memory in use), its cores and operating point the same; its later steps replace the
-        running plan's, its ``prep_overheads`` are paid once the step in progress is done, and
-        its ``micro_batches`` and ``label`` describe the batch as run.  The hook's return value
+        memory in use; with -1 there is none, and every step may be replaced), its cores and
+        operating point the same, and it brings no DSP steps into a batch that has none (the DSP
+        graph was not prepared); its later steps replace the running plan's, its
+        ``prep_overheads`` are paid once the step in progress is done (with -1, once the batch's
+        preparation is), and its ``micro_batches`` and ``label`` describe the batch as run.  The hook's return value
         is still the plan for the batches after this one."""
         self._continuation = plan
 

@@ -121,7 +121,8 @@ class Engine:
         self._active_loads: list = []  # foreground loads running now, in start order
         self._bg_dram_gbs = 0.0  # DRAM bandwidth the active foreground loads take
         self._pending_plan: Plan | None = None
-        self._batch_plan: Plan | None = None  # the plan the batch just run ended with (a continuation's)
+        self._batch_plan: Plan | None = None
+        self._continued_batch = False  # the batch in progress was continued by another plan  # the plan the batch just run ended with (a continuation's)
         self._budget_queue: list[tuple[float, float]] = []  # memory-budget steps (at_s, MiB) not yet delivered
         self._over_last = (-2, -1)  # (batch, budget) of the last memory over the budget
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
@@ -198,6 +199,7 @@ class Engine:
             self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
             t0 = self.env.now
             parts: list[Part] = []
+            self._continued_batch = False
             if self._pending_plan is not None:
                 self._switch_plan(self._pending_plan)
                 self._pending_plan = None
@@ -270,11 +272,15 @@ class Engine:
         while True:
             t = self.env.now
             due = self._budget_queue and self._budget_queue[0][0] <= t + 1e-12
-            taken = self._budget_hooks(t, (plan, tpl.step_at(a))) if due else None
-            if taken is not None:  # carried on by a continuation from the step in progress
-                j, plan = taken
-                cont = Continued(cont.head if cont else self._plan,
-                                 (cont.inserted if cont else ()) + ((j, tuple(plan.prep_overheads)),))
+            taken = self._budget_hooks(t, (plan, tpl.step_at(a))) if due else []
+            if taken:  # carried on by continuations from the step in progress
+                inserted = cont.inserted if cont else ()
+                for j, plan in taken:
+                    inserted += ((j, tuple((str(n), float(x)) for n, x in plan.prep_overheads)),)
+                cont = Continued(cont.head if cont else self._plan, inserted)
+                if not self._continued_batch:
+                    self._continued_batch = True
+                    self.stats.continued_batches += 1
                 nxt = self._template(plan, freqs, prep, fg, cont)
                 a = tpl.map_offset(a, nxt)
                 tpl = nxt
@@ -353,7 +359,9 @@ class Engine:
             self.rctx._continuation = None
             raise self._continuation_error(hook, "only on_memory_pressure() can continue the batch in progress "
                                                  "(ctx.step_in_progress is set only there)")
-        if new_plan is not None and new_plan is not self._plan:
+        if new_plan is not None and new_plan is self._plan:
+            self._pending_plan = None  # back to the plan running: a switch handed earlier is off
+        elif new_plan is not None:
             if self._checked.get(id(new_plan)) is not new_plan:  # plans are reused: check each once
                 check_plan(new_plan, self.soc, scheduler=self.scheduler_name, hook=hook,
                            batch_size=self.workload.batch_size)
@@ -508,7 +516,7 @@ class Engine:
             for at_s, until_s, cap in self._budget_steps:
                 lo = np.maximum(start, at_s)
                 hi = np.minimum(end, until_s)
-                over = (hi > lo) & (mem > cap)
+                over = (hi - lo > 1e-12) & (mem > cap)  # (not a rounding sliver at a cut)
                 if over.any():
                     los.append(lo[over])
                     his.append(hi[over])
@@ -537,11 +545,11 @@ class Engine:
                 return dt
         return None
 
-    def _budget_hooks(self, t: float, running: tuple[Plan, int | None] | None = None) -> tuple[int, Plan] | None:
+    def _budget_hooks(self, t: float, running: tuple[Plan, int] | None = None) -> list[tuple[int, Plan]]:
         """``on_memory_pressure`` for each budget step due by ``t``.  ``running``: the plan of the
         batch in progress and its step in progress (None between batches).  Returns (that step,
-        the continuation) if the scheduler continued the batch."""
-        taken = None
+        the continuation) for each time the scheduler continued the batch, in order."""
+        taken: list[tuple[int, Plan]] = []
         while self._budget_queue and self._budget_queue[0][0] <= t + 1e-12:
             at_s, mb = self._budget_queue.pop(0)
             budget = int(mb * (1 << 20))
@@ -558,12 +566,11 @@ class Engine:
                 hook = "on_memory_pressure()"
                 if running is None or step is None:
                     raise self._continuation_error(hook, "no batch is in progress (ctx.step_in_progress is None)")
-                cur = taken[1] if taken is not None else running[0]
+                cur = taken[-1][1] if taken else running[0]
                 self._check_continuation(c, cur, step, hook)
-                taken = (step, c)
+                taken.append((step, c))
                 self.rctx.plan = c
                 self._plan_in_force(c, t)
-                self.stats.continued_batches += 1
                 self.recorder.instant(t, "engine", "continue batch", f"from step {step}: {c.label}")
             self._apply(new_plan, "on_memory_pressure()")
         return taken
@@ -585,6 +592,9 @@ class Engine:
                           "a batch keeps its cores and operating point")
         if len(c.steps) <= step:
             raise self._continuation_error(hook, f"it has {len(c.steps)} steps; step {step} is in progress")
+        if c.count("dsp") and not running.count("dsp"):
+            raise self._continuation_error(hook, "it runs ops on the DSP, whose graph this batch did not prepare "
+                                                 "(the running plan has no DSP steps)")
         for k in range(step + 1):
             x, y = c.steps[k], running.steps[k]
             if x is not y and (x.unit != y.unit or (x.op is not y.op and x.op != y.op)):

@@ -88,15 +88,15 @@ class BatchTemplate:
                 return float(e[j] + w[0] * (e[j + 1] - e[j]))
         return offset_s / self.duration_s * other.duration_s if self.duration_s > 0 else 0.0
 
-    def step_at(self, offset_s: float) -> int | None:
-        """The plan step in progress at ``offset_s`` (its FastRPC switch counts as the step's), or,
-        in the batch's preparation or a gap, the next step to start; None after the last."""
+    def step_at(self, offset_s: float) -> int:
+        """The plan step in progress at ``offset_s`` (its FastRPC switch counts as the step's);
+        between steps (an overhead or a gap after step k) k, the last one begun; -1 in the
+        batch's preparation, before any step."""
         if not len(self.seg_steps):
-            return None
+            return -1
         i, _ = self._at(np.array([offset_s]))
-        later = self.seg_steps[int(i[0]):]
-        hit = np.flatnonzero(later >= 0)
-        return int(later[hit[0]]) if len(hit) else None
+        begun = self.seg_steps[: int(i[0]) + 1]
+        return int(begun.max()) if len(begun) else -1
 
     def mem_at(self, offsets_s: np.ndarray) -> np.ndarray:
         if len(self.mem_bytes) == 0:

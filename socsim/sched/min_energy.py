@@ -150,6 +150,7 @@ class MinEnergy(BaseScheduler):
         self.base = None
         self._variants: dict[tuple[int, str], Plan] = {}
         self._base_of: dict[int, Plan] = {}  # id(variant) -> the base plan it scales
+        self._level_of: dict[int, str] = {}  # id(variant) -> its frequency level
         self._base_plan: Plan | None = None
 
     # ------------------------------------------------------------------ configurations
@@ -188,6 +189,7 @@ class MinEnergy(BaseScheduler):
                 base_plan, cpu_freq_mhz=self.config_freqs(ctx, base_plan.cpu_cores, level), governor=None,
                 label=f"{base_plan.label} @{level}")
             self._base_of[id(v)] = base_plan  # both kept alive by the dictionaries: ids stay unique
+            self._level_of[id(v)] = level
         return v
 
     def plan(self, ctx) -> Plan:
@@ -364,6 +366,14 @@ class MinEnergy(BaseScheduler):
                            batch_size=pctx.workload.batch_size)
         if view is not ctx and view.stop_requested and view.stop_requested != ctx.stop_requested:
             ctx.stop(view.stop_requested)
+        if view is not ctx and view._continuation is not None:
+            # the base finishes the batch in progress with another plan: its variant at the
+            # level this batch runs at
+            running = ctx.plan
+            level = self._level_of.get(id(running))
+            cont = view._continuation
+            view._continuation = None
+            ctx.continue_batch(cont if level is None else self._variant(ctx.plan_ctx, cont, level))
         if p is not None:
             self._base_plan = p
         return p

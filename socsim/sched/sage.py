@@ -325,24 +325,27 @@ class Sage(BaseScheduler):
         return plan
 
     def _assemble(self, scheds: tuple[Schedule, ...], split: tuple[int, ...], label: str,
-                  overheads: tuple[tuple[str, float], ...], prefix: tuple = ((), (), ()), done: int = 0,
-                  label_from: int = 0) -> Plan:
+                  overheads: tuple[tuple[str, float], ...], prefix: tuple = ((), (), ()),
+                  before: tuple[Schedule, ...] = (), label_offset: int = 0) -> Plan:
         """The plan running micro-batch ``i`` as ``scheds[i]`` (forward and backward, the weight
-        gradients accumulated), then the update from the last one.  ``prefix``: (steps, memory,
-        layout) run before them (the part of a batch an abandoned micro-batch ran); ``done``:
-        micro-batches whose gradients are already accumulated; ``label_from``: the index the
-        trace labels of ``scheds[0]`` take."""
+        gradients accumulated), then the update from the last one.  A re-split keeps the part
+        of the batch already planned: ``prefix`` (steps, memory, layout) runs first, and
+        ``before`` are the schedules of the micro-batches it holds, so that ``scheds`` are
+        micro-batches ``len(before)``... of ``split``.  ``label_offset``: added to a micro-batch's
+        index in its trace labels (an abandoned micro-batch keeps its label)."""
         unit = self.options.unit
         steps: list[Step] = list(prefix[0])
         mem: list[int] = list(prefix[1])
         layout: list[tuple[int, int]] = list(prefix[2])
-        for i, p in enumerate(scheds):
+        first = len(before)
+        for n, p in enumerate(scheds):
+            i = first + n
             for kk, (k, live) in enumerate(zip(p.kernels, p.memory)):
                 if k.phase == "update":
                     continue
-                if done + i > 0 and _writes_weight_grad(k):
+                if i > 0 and _writes_weight_grad(k):
                     k = replace(k, bytes_read=k.bytes_read + k.weight_bytes)  # accumulate
-                label_k = f"mb{label_from + i}:{k.name}" if len(split) > 1 or label_from else ""
+                label_k = f"mb{i + label_offset}:{k.name}" if len(split) > 1 or label_offset else ""
                 steps.append(Step(k, unit, label_k))
                 mem.append(live)
                 layout.append((i, kk))
@@ -353,59 +356,70 @@ class Sage(BaseScheduler):
                 layout.append((-1, kk))
         plan = Plan(steps=tuple(steps), cpu_cores=tuple(self.cores), micro_batches=tuple(split),
                     peak_memory_bytes=max(mem), step_memory=tuple(mem), prep_overheads=overheads, label=label)
-        self._layouts[id(plan)] = (tuple(layout), scheds)
+        self._layouts[id(plan)] = (tuple(layout), tuple(before) + tuple(scheds), label_offset)
         return plan
 
     def _continuation(self, running: Plan, j: int, budget: int, t_s: float, batch: int) -> Plan | None:
-        """The rest of the batch in progress, re-split at step ``j`` for a budget that has just
-        dropped to ``budget``; None if the rest fits as planned, or cannot be made to fit.
+        """The rest of the batch in progress, re-split at step ``j`` (-1: in the batch's
+        preparation) for a budget that has just dropped to ``budget``; None if the rest fits as
+        planned, or cannot be made to fit.
 
         Two ways on: *continue* the micro-batch in progress under DGC at the new budget
         (evicting at once) and re-split the samples not yet started; or, in its forward pass,
         *abandon* it once the kernel in progress is done (its activations are dropped, no
         gradient has been accumulated from it yet) and re-split its samples with the others.
-        DGC can only continue, DGA can only abandon; the hybrid takes whichever of the two
-        finishes the batch sooner (``ctx.estimate``)."""
+        DGC can only continue, DGA can only abandon; the hybrid takes the one that keeps the
+        budget and finishes the batch sooner (``ctx.estimate``).  In the batch's preparation,
+        or while an abandoned micro-batch's last kernel finishes, nothing has started: the
+        samples left are re-split."""
         info = self._layouts.get(id(running))
         mem = running.step_memory
-        if info is None or mem is None or max(mem[j:]) <= budget:
+        if info is None or mem is None or max(mem[max(j, 0):]) <= budget:
             return None
-        layout, scheds = info
-        i, kk = layout[j]
-        if i < 0:
-            return None  # the update (the micro-batches are done), or an abandoned micro-batch
-        key = self._sched_keys.get(id(scheds[i]))
-        if key is None:
-            return None
+        layout, scheds, _ = info
         split = tuple(running.micro_batches)
         strategy = self.options.strategy
+        i, kk = layout[j] if j >= 0 else (-2, 0)
+        event: dict[str, Any] = {"t_s": round(t_s, 6), "batch": batch, "step": j, "budget_mb": round(budget / MB, 3)}
         candidates: list[tuple[Plan, dict[str, Any]]] = []
-        if strategy in ("dgc", "hybrid"):
-            c = self._continue_micro_batch(running, scheds, split, i, kk, key, budget)
+        if i == -1:
+            return None  # the update: the micro-batches are done
+        if i == -2:  # nothing of the samples left has started
+            event["micro_batch"] = kk
+            c = self._resplit_rest(running, j, kk, mem[j] if j >= 0 else None, budget, "re-split before starting")
             if c is not None:
                 candidates.append(c)
-        if strategy in ("dga", "hybrid") and running.steps[j].op.phase == "forward":
-            c = self._abandon_micro_batch(running, j, scheds, split, i, kk, key, budget)
-            if c is not None:
-                candidates.append(c)
-        event: dict[str, Any] = {"t_s": round(t_s, 6), "batch": batch, "step": j, "micro_batch": i,
-                                 "budget_mb": round(budget / MB, 3)}
+        else:
+            event["micro_batch"] = i
+            key = self._sched_keys.get(id(scheds[i]))
+            if key is not None and strategy in ("dgc", "hybrid"):
+                c = self._continue_micro_batch(running, scheds, split, i, kk, key, budget)
+                if c is not None:
+                    candidates.append(c)
+            if key is not None and strategy in ("dga", "hybrid") and running.steps[j].op.phase == "forward":
+                # while the kernel in progress finishes, the run holds what it reads and writes
+                # and what cannot be evicted (which may still be over the budget, until then)
+                held = self._simulate(key[:3] + (key[3] + ((kk, 0),),), stop_after=kk, best_effort=True).memory[kk]
+                c = self._resplit_rest(running, j, i, held, budget, f"abandoned micro-batch {i} after {kk + 1} kernels")
+                if c is not None:
+                    candidates.append(c)
         if not candidates:
             self._resplits.append({**event, "micro_batches": None,
                                    "note": "the micro-batch in progress cannot fit the new budget"})
             return None
         if len(candidates) > 1:  # one that keeps the budget, then the sooner done
-            candidates.sort(key=lambda c: (max(c[0].step_memory[j:]) > budget, self.ctx.estimate(c[0])[0]))
+            candidates.sort(key=lambda c: (max(c[0].step_memory[max(j, 0):]) > budget, self.ctx.estimate(c[0])[0]))
         plan, how = candidates[0]
         new = frozenset(k.signature for p in how.pop("scheds") for k in p.kernels) - self._compiled
         jit = JIT_S_PER_KERNEL * len(new) if self.options.jit_compile and new and self.options.unit == "gpu" else 0.0
         self._compiled |= new
         self._jit_s += jit
         if jit > 0:
+            layout_info = self._layouts[id(plan)]
             plan = replace(plan, prep_overheads=(("jit-compile", jit),))
-            self._layouts[id(plan)] = self._layouts[id(candidates[0][0])]
+            self._layouts[id(plan)] = layout_info
         self._resplits.append({**event, **how, "micro_batches": list(plan.micro_batches),
-                               "peak_after_mb": round(max(plan.step_memory[j:]) / MB, 3),
+                               "peak_after_mb": round(max(plan.step_memory[max(j, 0):]) / MB, 3),
                                "peak_after_kernel_mb": round(max(plan.step_memory[j + 1:], default=0) / MB, 3),
                                "jit_s": round(jit, 6)})
         return plan
@@ -413,6 +427,7 @@ class Sage(BaseScheduler):
     def _continue_micro_batch(self, running: Plan, scheds, split, i: int, kk: int, key: tuple, budget: int):
         """Micro-batch ``i`` goes on under DGC at ``budget`` from its kernel ``kk``; the samples
         after it are re-split."""
+        layout, _, offset = self._layouts[id(running)]
         m, b0, static, changes = key
         now = self.schedule(m, b0, static, changes + ((kk, budget),))
         left = sum(split[i + 1:])
@@ -421,29 +436,40 @@ class Sage(BaseScheduler):
             return None
         by_size = dict(zip(_sizes(rest.split), rest.parts))
         new_split = split[: i + 1] + rest.split
-        new_scheds = tuple(scheds[:i]) + (now,) + tuple(by_size[x] for x in rest.split)
-        plan = self._assemble(new_scheds, new_split, self._resplit_label(new_split, budget), ())
+        start = next(k for k, (x, _) in enumerate(layout) if x == i)  # micro-batch i's first step
+        prefix = (running.steps[:start], running.step_memory[:start], layout[:start])
+        new_scheds = (now,) + tuple(by_size[x] for x in rest.split)
+        plan = self._assemble(new_scheds, new_split, self._resplit_label(new_split, budget), (), prefix,
+                              before=tuple(scheds[:i]), label_offset=offset)
         return plan, {"how": "continued", "evictions": now.evictions,
                       "recompute_kernels": now.recomputes + sum(p.recomputes for p in rest.parts),
-                      "scheds": new_scheds[i:]}
+                      "scheds": new_scheds}
 
-    def _abandon_micro_batch(self, running: Plan, j: int, scheds, split, i: int, kk: int, key: tuple, budget: int):
-        """Micro-batch ``i`` (in its forward pass) stops after its kernel ``kk``; its samples
-        and those after it are re-split.  While that kernel finishes, the run holds what it
-        reads and writes and what cannot be evicted (which may still be over the budget: then
-        only until the kernel is done)."""
-        held = self._simulate(key[:3] + (key[3] + ((kk, 0),),), stop_after=kk, best_effort=True).memory[kk]
-        rest = self._fit(sum(split[i:]), budget)
+    def _resplit_rest(self, running: Plan, j: int, i: int, held: int | None, budget: int, how: str):
+        """Steps up to ``j`` run as planned (the last one holding ``held`` bytes until done);
+        the samples of micro-batches ``i``... of ``running`` (none started) are re-split."""
+        layout, scheds, offset = self._layouts[id(running)]
+        split = tuple(running.micro_batches)
+        left = sum(split[i:])
+        if j < 0 and left == self.batch:
+            d = self.decide(budget)  # nothing has run: the plan for the budget, whatever the strategy
+            rest = Decision(d.split, d.parts)
+        else:
+            rest = self._fit(left, budget)
         if rest is None:
             return None
         by_size = dict(zip(_sizes(rest.split), rest.parts))
         new_scheds = tuple(by_size[x] for x in rest.split)
         new_split = split[:i] + rest.split
-        prefix = (running.steps[: j + 1], tuple(running.step_memory[:j]) + (held,), ((-2, 0),) * (j + 1))
+        if j >= 0:
+            lay = tuple(x if x[0] == -2 or 0 <= x[0] < i else (-2, i) for x in layout[: j + 1])
+            prefix = (running.steps[: j + 1], tuple(running.step_memory[:j]) + (held,), lay)
+            offset += any(x[0] == i for x in layout[: j + 1])  # the abandoned micro-batch keeps its label
+        else:
+            prefix = ((), (), ())
         plan = self._assemble(new_scheds, new_split, self._resplit_label(new_split, budget), (), prefix,
-                              done=i, label_from=i + 1)
-        return plan, {"how": f"abandoned micro-batch {i} after {kk + 1} kernels",
-                      "evictions": 0, "recompute_kernels": sum(p.recomputes for p in rest.parts),
+                              before=tuple(scheds[:i]), label_offset=offset)
+        return plan, {"how": how, "evictions": 0, "recompute_kernels": sum(p.recomputes for p in rest.parts),
                       "scheds": new_scheds}
 
     def _resplit_label(self, split: tuple[int, ...], budget: int) -> str:
@@ -518,13 +544,8 @@ class Sage(BaseScheduler):
         d = self.decide(budget_bytes)
         if self._steady is not None and self.build_plan(d) is self._steady:
             return None
-        before = self._handed
-        plan = self._switch_to(d, budget_bytes, t_s, ctx.batch)
-        if plan is ctx.plan and before is not plan:
-            # back to the running plan while another is pending: the engine ignores a hook that
-            # returns the running plan, so hand it an identical copy to replace the pending one
-            plan = self._handed = replace(plan)
-        return plan
+        # (back to the running plan while another is pending: returning it cancels the switch)
+        return self._switch_to(d, budget_bytes, t_s, ctx.batch)
 
     # ------------------------------------------------------------------ reporting
     def _describe(self, ctx) -> None:

@@ -164,6 +164,42 @@ def test_a_budget_drop_in_the_forward_pass_is_kept_by_re_splitting():
     assert s["memory"]["micro_batch_sequence"][1] == r["micro_batches"]
 
 
+def _small(strategy, steps, **opts):
+    return dict(SMALL_WL, scheduler={"name": "sage", "options": {"jit_compile": False, "strategy": strategy, **opts}},
+                environment={"memory_budget_mb": steps})
+
+
+def test_two_drops_in_one_batch_re_split_the_re_split():
+    """A batch re-split once (an abandoned micro-batch) is re-split again from what it then is:
+    the samples trained add up to the mini-batch, and the budget is kept."""
+    s = socsim.run("sd865", _small("hybrid", [{"at_s": 0, "mb": 200}, {"at_s": 0.6057, "mb": 110},
+                                              {"at_s": 1.0404, "mb": 100}])).summary
+    r1, r2 = s["scheduler_info"]["resplits"]
+    assert r1["how"].startswith("abandoned") and r2["how"] == "continued" and r2["batch"] == r1["batch"]
+    assert s["memory"]["over_budget"]["seconds"] == 0 and s["memory"]["continued_batches"] == 1
+    s = socsim.run("sd865", _small("dga", [{"at_s": 0, "mb": 105}, {"at_s": 1.16, "mb": 100},
+                                           {"at_s": 1.25, "mb": 92}])).summary
+    runs = s["memory"]["micro_batch_sequence"]
+    assert all(sum(m) == 16 for m in runs) and runs[1][0] == 8  # micro-batch 0 was done: kept
+    assert s["memory"]["over_budget"]["seconds"] == 0
+
+
+def test_a_budget_back_up_in_the_same_batch_restores_the_plan():
+    s = socsim.run("sd865", _small("hybrid", [{"at_s": 0, "mb": 200}, {"at_s": 0.6057, "mb": 110},
+                                              {"at_s": 0.8, "mb": 200}]) | {"batches": 4}).summary
+    assert s["placement"]["plans"] == ["sage hybrid 16", "sage hybrid 10+6 (re-split at 110 MiB)", "sage hybrid 16"]
+    assert s["placement"]["plan_batches"]["sage hybrid 16"] == 3
+
+
+def test_min_energy_over_sage_continues_the_batch_at_its_level():
+    wl = dict(SMALL_WL, scheduler={"name": "min-energy", "options": {
+        "base": {"name": "sage", "options": {"jit_compile": False, "unit": "cpu"}}, "slack": 1.3}},
+        environment={"memory_budget_mb": [{"at_s": 0, "mb": 200}, {"at_s": 1.68, "mb": 110}]})
+    s = socsim.run("sd865", wl).summary
+    assert s["memory"]["continued_batches"] == 1 and s["memory"]["over_budget"]["seconds"] == 0
+    assert any("re-split at 110 MiB) @" in p for p in s["placement"]["plans"])
+
+
 def test_split_sequence_adapts_as_the_budget_drops():
     steps = [{"at_s": 0, "mb": 2500}, {"at_s": 5, "mb": 1500}, {"at_s": 10, "mb": 1000},
              {"at_s": 15, "mb": 600}, {"at_s": 20, "mb": 400}]

@@ -48,6 +48,8 @@ class Continuer(BaseScheduler):
         steps = run.steps
         if self.mode == "wrong_prefix":
             steps = steps[::-1]
+        if self.mode == "adds_dsp":
+            steps = steps[: j + 1] + tuple(replace(st, unit="dsp") for st in steps[j + 1:])
         mem = run.step_memory[:j] + (10 * MIB,) * (len(steps) - j)
         cont = replace(run, steps=steps, step_memory=mem, peak_memory_bytes=max(mem), label="cont",
                        prep_overheads=(("re-plan", 0.05),),
@@ -118,10 +120,44 @@ def test_without_a_continuation_the_batch_finishes_over_the_budget(tmp_path, bas
     assert [e["t_s"] for e in ev] == sorted(e["t_s"] for e in ev)
 
 
+def test_two_steps_at_one_time_pay_both_continuations(tmp_path, base_time):
+    t_step = 1.4 * base_time
+    wl = lenet(batches=3, environment={"memory_budget_mb": [{"at_s": 0, "mb": 1000}, {"at_s": t_step, "mb": 60},
+                                                            {"at_s": t_step, "mb": 50}]})
+    r = run(tmp_path, wl, scheduler=Continuer())
+    assert r.batches()[1]["time_s"] == pytest.approx(base_time + 0.1, rel=1e-9)
+    assert len([o for o in r.ops() if o["name"] == "re-plan"]) == 2
+    assert r.summary["memory"]["continued_batches"] == 1  # one batch, continued twice
+
+
+def test_a_step_in_the_preparation_may_replace_every_step(tmp_path, base_time):
+    """In the batch's preparation no step has begun (step_in_progress -1): a continuation may
+    replace them all, and its overheads run once the preparation is done."""
+    class Prepares(Continuer):
+        def plan(self, ctx):
+            return replace(super().plan(ctx), prep_overheads=[["prepare", 0.2]])  # lists are fine too
+
+        def on_memory_pressure(self, ctx, budget_bytes):
+            self.seen.append(("memory", ctx.step_in_progress))
+            if ctx.step_in_progress is not None:
+                run = ctx.plan
+                ctx.continue_batch(replace(run, steps=run.steps[::-1], label="reversed",
+                                           prep_overheads=[["re-plan", 0.05]]))
+            return None
+
+    t_step = base_time + 0.2 + 0.1  # inside batch 1's preparation (0.2 s)
+    sched = Prepares()
+    r = run(tmp_path, _workload(t_step), scheduler=sched)
+    assert ("memory", -1) in sched.seen
+    rows = r.batches()
+    assert rows[1]["plan"] == "reversed" and rows[1]["time_s"] == pytest.approx(base_time + 0.25, rel=1e-6)
+
+
 @pytest.mark.parametrize("mode, words", [
     ("from_batch_end", "only on_memory_pressure() can continue"),
     ("wrong_prefix", "is not the running plan's"),
     ("other_cores", "cpu_cores (4, 5) differs from the running plan's"),
+    ("adds_dsp", "whose graph this batch did not prepare"),
 ])
 def test_a_bad_continuation_is_the_schedulers_error(tmp_path, base_time, mode, words):
     with pytest.raises(ScheduleError) as e:
