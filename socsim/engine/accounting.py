@@ -257,7 +257,7 @@ class Accounting:
             self._throttled = any(self.caps[c.name] < c.max_mhz for c in self.soc.cpu.clusters)
             self.rctx.caps_mhz = dict(self.caps)
             self.recorder.instant(t_s, "engine", "throttle",
-                                  " ".join(f"{k}={v:g}" for k, v in sorted(self.caps.items())))
+                                  "caps (MHz): " + " ".join(f"{k}={v:g}" for k, v in sorted(self.caps.items())))
         for ev in dec.events:
             self.stats.throttle_events += 1
             self.recorder.instant(t_s, "engine", f"trip {ev.direction}",

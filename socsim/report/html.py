@@ -300,7 +300,7 @@ def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
         _section("chart-energy-by-rail", "Energy by rail", _energy_by_rail(summary, ts)),
         _section("chart-power", "Rail power over time",
                  _lines_chart(ts, ts.select("power.", "_mw"), "power (mW)", events, total=True,
-                              strip="power.")),
+                              steps=True, strip="power.")),  # each row: the mean to the next row
         _section("chart-temperature", "Temperature over time",
                  _lines_chart(ts, temps, "temperature (C)", events, strip=" Temperature")),
         _section("chart-cpufreq", "CPU frequency over time",

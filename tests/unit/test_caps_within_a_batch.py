@@ -25,6 +25,7 @@ def hot(tmp_path_factory):
 
 def test_a_cap_set_inside_a_batch_lowers_the_clock_at_that_poll(hot):
     first = next(e for e in hot.events() if e["name"] == "throttle")
+    assert first["detail"].startswith("caps (MHz): ")  # the caps, not the frequencies run
     b0 = hot.batches()[0]
     assert b0["start_s"] < first["t_s"] < b0["start_s"] + b0["time_s"]   # decided inside batch 0
     t, mid = hot.column("t_s"), hot.column("cpufreq.mid")
