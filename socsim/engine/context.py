@@ -211,8 +211,8 @@ class RunContext:
         operating point the same, and it brings no DSP steps into a batch that has none (the DSP
         graph was not prepared); its later steps replace the running plan's, its
         ``prep_overheads`` are paid once the step in progress is done (with -1, once the batch's
-        preparation is), and its ``micro_batches`` and ``label`` describe the batch as run.  The hook's return value
-        is still the plan for the batches after this one."""
+        preparation is), and its ``micro_batches`` and ``label`` describe the batch as run.  The
+        hook's return value is still the plan for the batches after this one."""
         self._continuation = plan
 
     def stop(self, reason: str) -> None:

@@ -121,8 +121,6 @@ class Engine:
         self._active_loads: list = []  # foreground loads running now, in start order
         self._bg_dram_gbs = 0.0  # DRAM bandwidth the active foreground loads take
         self._pending_plan: Plan | None = None
-        self._batch_plan: Plan | None = None
-        self._continued_batch = False  # the batch in progress was continued by another plan  # the plan the batch just run ended with (a continuation's)
         self._budget_queue: list[tuple[float, float]] = []  # memory-budget steps (at_s, MiB) not yet delivered
         self._over_last = (-2, -1)  # (batch, budget) of the last memory over the budget
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
@@ -199,7 +197,6 @@ class Engine:
             self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
             t0 = self.env.now
             parts: list[Part] = []
-            self._continued_batch = False
             if self._pending_plan is not None:
                 self._switch_plan(self._pending_plan)
                 self._pending_plan = None
@@ -209,8 +206,7 @@ class Engine:
             prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and id(plan) not in self._dsp_prepared)
             fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
             loads = tuple(self._active_loads)  # the foreground apps this batch runs with
-            yield from self._run_batch(plan, prep, fg, parts)
-            ran = self._batch_plan  # ``plan``, or the continuation that finished the batch
+            ran = yield from self._run_batch(plan, prep, fg, parts)  # ``plan``, or the continuation that finished it
             if prep:
                 self._dsp_prepared.add(id(plan))
                 self.stats.dsp_prepared_batches += 1
@@ -263,7 +259,7 @@ class Engine:
 
         A memory-budget step that falls inside the batch cuts it there too: ``on_memory_pressure``
         runs at that moment, and a continuation it hands (``RunContext.continue_batch``) carries
-        the batch on from the step in progress."""
+        the batch on from the step in progress.  Returns the plan the batch ended with."""
         request = self._requested(plan)
         freqs = self._capped(request)
         cont: Continued | None = None
@@ -277,10 +273,9 @@ class Engine:
                 inserted = cont.inserted if cont else ()
                 for j, plan in taken:
                     inserted += ((j, tuple((str(n), float(x)) for n, x in plan.prep_overheads)),)
-                cont = Continued(cont.head if cont else self._plan, inserted)
-                if not self._continued_batch:
-                    self._continued_batch = True
+                if cont is None:
                     self.stats.continued_batches += 1
+                cont = Continued(cont.head if cont else self._plan, inserted)
                 nxt = self._template(plan, freqs, prep, fg, cont)
                 a = tpl.map_offset(a, nxt)
                 tpl = nxt
@@ -294,8 +289,7 @@ class Engine:
             self._freqs = freqs
             yield self.env.timeout(b - a)
             if b >= tpl.duration_s:
-                self._batch_plan = plan
-                return
+                return plan
             freqs = self._capped(request)
             nxt = self._template(plan, freqs, prep, fg, cont)
             a = tpl.map_offset(b, nxt)

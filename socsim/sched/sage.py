@@ -132,7 +132,8 @@ class Sage(BaseScheduler):
         self._ran: list[tuple[int, ...]] = []  # micro-batch splits as run, consecutive distinct
         # plans built here: per step (micro-batch, kernel of its schedule; -1: the update steps)
         # and each micro-batch's schedule, so a batch in progress can be re-split
-        self._layouts: dict[int, tuple[tuple[tuple[int, int], ...], tuple[Schedule, ...]]] = {}
+        # (and the plan itself, so that its id stays its own)
+        self._layouts: dict[int, tuple[tuple[tuple[int, int], ...], tuple[Schedule, ...], int, Plan]] = {}
         self._sched_keys: dict[int, tuple] = {}  # id(schedule) -> how it was simulated
         self._resplits: list[dict[str, Any]] = []
         self._events: list[dict[str, Any]] = []
@@ -356,7 +357,7 @@ class Sage(BaseScheduler):
                 layout.append((-1, kk))
         plan = Plan(steps=tuple(steps), cpu_cores=tuple(self.cores), micro_batches=tuple(split),
                     peak_memory_bytes=max(mem), step_memory=tuple(mem), prep_overheads=overheads, label=label)
-        self._layouts[id(plan)] = (tuple(layout), tuple(before) + tuple(scheds), label_offset)
+        self._layouts[id(plan)] = (tuple(layout), tuple(before) + tuple(scheds), label_offset, plan)
         return plan
 
     def _continuation(self, running: Plan, j: int, budget: int, t_s: float, batch: int) -> Plan | None:
@@ -376,7 +377,7 @@ class Sage(BaseScheduler):
         mem = running.step_memory
         if info is None or mem is None or max(mem[max(j, 0):]) <= budget:
             return None
-        layout, scheds, _ = info
+        layout, scheds, _, _ = info
         split = tuple(running.micro_batches)
         strategy = self.options.strategy
         i, kk = layout[j] if j >= 0 else (-2, 0)
@@ -410,14 +411,16 @@ class Sage(BaseScheduler):
         if len(candidates) > 1:  # one that keeps the budget, then the sooner done
             candidates.sort(key=lambda c: (max(c[0].step_memory[max(j, 0):]) > budget, self.ctx.estimate(c[0])[0]))
         plan, how = candidates[0]
+        for other, _ in candidates[1:]:
+            self._layouts.pop(id(other), None)  # not run: not kept
         new = frozenset(k.signature for p in how.pop("scheds") for k in p.kernels) - self._compiled
         jit = JIT_S_PER_KERNEL * len(new) if self.options.jit_compile and new and self.options.unit == "gpu" else 0.0
         self._compiled |= new
         self._jit_s += jit
         if jit > 0:
-            layout_info = self._layouts[id(plan)]
+            lay, sch, off, _ = self._layouts.pop(id(plan))
             plan = replace(plan, prep_overheads=(("jit-compile", jit),))
-            self._layouts[id(plan)] = layout_info
+            self._layouts[id(plan)] = (lay, sch, off, plan)
         self._resplits.append({**event, **how, "micro_batches": list(plan.micro_batches),
                                "peak_after_mb": round(max(plan.step_memory[max(j, 0):]) / MB, 3),
                                "peak_after_kernel_mb": round(max(plan.step_memory[j + 1:], default=0) / MB, 3),
@@ -427,7 +430,7 @@ class Sage(BaseScheduler):
     def _continue_micro_batch(self, running: Plan, scheds, split, i: int, kk: int, key: tuple, budget: int):
         """Micro-batch ``i`` goes on under DGC at ``budget`` from its kernel ``kk``; the samples
         after it are re-split."""
-        layout, _, offset = self._layouts[id(running)]
+        layout, _, offset, _ = self._layouts[id(running)]
         m, b0, static, changes = key
         now = self.schedule(m, b0, static, changes + ((kk, budget),))
         left = sum(split[i + 1:])
@@ -448,7 +451,7 @@ class Sage(BaseScheduler):
     def _resplit_rest(self, running: Plan, j: int, i: int, held: int | None, budget: int, how: str):
         """Steps up to ``j`` run as planned (the last one holding ``held`` bytes until done);
         the samples of micro-batches ``i``... of ``running`` (none started) are re-split."""
-        layout, scheds, offset = self._layouts[id(running)]
+        layout, scheds, offset, _ = self._layouts[id(running)]
         split = tuple(running.micro_batches)
         left = sum(split[i:])
         if j < 0 and left == self.batch:
