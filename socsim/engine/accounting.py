@@ -193,7 +193,7 @@ class Accounting:
         for i, r in enumerate(self.rails):
             st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
         st.idle_energy_j += float(self._idle_mw.sum()) * 1e-3 * dur
-        st.peak_mem_bytes = max(st.peak_mem_bytes, int(plan.peak_memory_bytes))
+        st.peak_mem_bytes = max(st.peak_mem_bytes, self.walker.memory(plan)[0])
         return (tpl.duration_s if stop is None and not cut else a + dur), float(batch_j.sum())
 
     def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:

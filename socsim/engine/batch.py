@@ -15,9 +15,11 @@ from socsim.engine.dvfs import HOST_BUSY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
 from socsim.hw import fastrpc
+from socsim.hw.gpu import cpu_gpu_switch_s
 from socsim.hw.power import RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
 from socsim.sched.api import Plan
 from socsim.spec.soc import SocSpec
+from socsim.workload.memory import live_bytes
 
 # Power the CPU core that drives a FastRPC call or prepares a graph draws, as a fraction of a
 # fully busy core (copying and cache maintenance are memory-bound).  Assumption.
@@ -57,6 +59,20 @@ class BatchWalker:
         self.power = SocPower.from_spec(soc)
         self.rails = rail_names(soc)
         self.ridx = {r: i for i, r in enumerate(self.rails)}
+        self._derived_mem: dict[int, tuple[Plan, int, tuple[int, ...]]] = {}
+
+    def memory(self, plan: Plan) -> tuple[int, tuple[int, ...] | None]:
+        """(peak bytes, bytes in use per step or None) of ``plan``: what it states, or, where it
+        states neither (``peak_memory_bytes`` 0 and no ``step_memory``), the liveness of its own
+        steps' ops (:func:`socsim.workload.memory.live_bytes`: parameters, gradients and every
+        tensor from its producer to its last reader; the model input left out)."""
+        if plan.peak_memory_bytes or plan.step_memory is not None:
+            return int(plan.peak_memory_bytes), plan.step_memory
+        m = self._derived_mem.get(id(plan))
+        if m is None or m[0] is not plan:
+            live = live_bytes(tuple(st.op for st in plan.steps), 0)
+            m = self._derived_mem[id(plan)] = (plan, int(live.max(initial=0)), tuple(int(x) for x in live))
+        return m[1], m[2]
 
     # -- power of a segment -------------------------------------------------------------
     def cpu_dyn(self, busy_by_cluster: dict[str, float], activity: float, freqs: dict[str, float]) -> np.ndarray:
@@ -125,11 +141,11 @@ class BatchWalker:
         dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp"), bg_dram_gbs=bg) if soc.dsp else None
         gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu"), bg_dram_gbs=bg) if soc.gpu else None
         head = plan if cont is None else cont.head
-        mem_base = int(plan.peak_memory_bytes)
+        mem_base, step_mem = self.memory(plan)
         # preparing the batch (graph preparation, compilation) happens before its first step
         # allocates anything: the memory in use then is the first step's (or, without
         # step_memory, the plan's peak, as throughout)
-        mem_prep = int(plan.step_memory[0]) if plan.step_memory else mem_base
+        mem_prep = int(step_mem[0]) if step_mem else mem_base
         inserted: dict[int, list[tuple[str, float]]] = {}
         for j, overheads in (cont.inserted if cont is not None else ()):
             inserted.setdefault(j, []).extend(overheads)
@@ -154,20 +170,29 @@ class BatchWalker:
             yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         cur = "cpu"
-        crossings = fastrpc.expected_crossings([s.op for s in plan.steps]) if plan.count("dsp") else ()
+        crossings = (fastrpc.expected_crossings([s.op for s in plan.steps])
+                     if plan.count("dsp") or plan.count("gpu") else ())
         for k, step in enumerate(plan.steps):
             op, unit = step.op, step.unit
-            mem = mem_base if plan.step_memory is None else int(plan.step_memory[k])
+            mem = mem_base if step_mem is None else int(step_mem[k])
             if unit != cur:
-                if "dsp" in (unit, cur):
+                # a hand-over: FastRPC to or from the DSP; a queue drain and a layout copy to or
+                # from the GPU (socsim.hw.gpu.cpu_gpu_switch_s); both for DSP<->GPU
+                count: str | None = "switches"
+                for via in ("dsp", "gpu"):
+                    if via not in (unit, cur):
+                        continue
                     crossing = crossings[k]
-                    dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
+                    if via == "dsp":
+                        dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
+                        track, name, kind = "fastrpc", f"rpc {cur}->{unit}", "fastrpc"
+                    else:
+                        dur = cpu_gpu_switch_s(soc, crossing)
+                        track, name, kind = "engine", f"gpu hand-over {cur}->{unit}", "gpu_switch"
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
-                    yield Seg(dur, host_core, ("fastrpc",), f"rpc {cur}->{unit}", "fastrpc", "rpc", dyn, host_busy,
-                              2 * crossing, mem, "switches", k)
-                else:
-                    yield Seg(0.0, (), (), "", "", "", np.zeros(len(self.rails)), {}, 0, mem, "switches", k)
+                    yield Seg(dur, host_core, (track,), name, kind, "rpc", dyn, host_busy, 2 * crossing, mem, count, k)
+                    count = None
                 cur = unit
             if unit == "cpu":
                 cost = self.oracle.cost(op, "cpu", cpu_cfg)

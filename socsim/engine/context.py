@@ -3,14 +3,16 @@ the live state of a run for the runtime hooks (RunContext)."""
 from __future__ import annotations
 
 import math
+import numbers
 
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from socsim.engine.cores import clusters_of, opp_for, pick_opp, resolve_cores
-from socsim.engine.oracle import CostOracle
+from socsim.engine.cores import check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
+from socsim.errors import InputError
+from socsim.engine.oracle import CostOracle, unit_runs
 from socsim.hw import fastrpc
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
@@ -20,7 +22,6 @@ from socsim.workload.ops import Op
 def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str,
                 file: str | None = None):
     """Model zoo -> training graph -> precision translation; model errors become InputErrors."""
-    from socsim.errors import InputError
     from socsim.workload.graph import training_graph
     from socsim.workload.model import ModelError
     from socsim.workload.precision import translate
@@ -66,23 +67,45 @@ class PlanContext:
         """Resolve a core-set name; ``None`` means the workload's ``cpu.cores`` or ``default``.
         ``field`` names where ``spec`` came from in errors (default: ``cpu.cores``, right when
         ``spec`` is None; a scheduler resolving its own option passes the option's field, e.g.
-        ``scheduler.options.cpu_cores``)."""
+        ``scheduler.options.cpu_cores``).  A ``spec`` the scheduler made up itself (no ``field``)
+        that does not name a core set of the SoC is a ValueError: the scheduler's error, not the
+        workload's."""
         if spec is None:
             spec = self.workload.cpu.cores if self.workload.cpu.cores is not None else default
             if spec == "big4" and len(self._big()) < 4:
                 spec = f"big{len(self._big())}"
             field = "cpu.cores"
-        return resolve_cores(self.soc, spec, field=field or "cpu.cores")
+        elif field is None:
+            try:
+                return resolve_cores(self.soc, spec)
+            except InputError as e:
+                raise ValueError(f"ctx.cores({spec!r}): {e.message}") from None
+        return resolve_cores(self.soc, spec, field=field)
 
     def _big(self) -> list[int]:
         from socsim.engine.cores import big_cores
         return big_cores(self.soc)
 
     def freqs(self, cores: tuple[int, ...], setting: str | float | dict = "max") -> tuple[tuple[str, float], ...]:
-        """Per-cluster frequency of the clusters ``cores`` span, for a max|mid|min|MHz setting."""
+        """Per-cluster frequency of the clusters ``cores`` span, for a max|mid|min|MHz setting
+        (or a dict of them by cluster name; a cluster left out runs at max).  MHz between OPPs are
+        floored to one, as ``cpu.freq`` is; a setting none of those clusters can run (above the top
+        OPP of all of them, below the lowest) is a ValueError, as it would be in a plan."""
+        clusters = clusters_of(self.soc, cores)
         out = []
-        for c in clusters_of(self.soc, cores):
+        for c in clusters:
             s = setting.get(c.name, "max") if isinstance(setting, dict) else setting
+            if isinstance(s, str):
+                if s not in ("max", "mid", "min"):
+                    raise ValueError(f"ctx.freqs(): frequency setting {s!r}; expected max, mid, min or MHz")
+            elif isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s):
+                raise ValueError(f"ctx.freqs(): frequency setting {s!r}; expected max, mid, min or MHz")
+            else:
+                scope = [c] if isinstance(setting, dict) else clusters
+                try:
+                    check_clusters_mhz(self.soc, scope, s, "ctx.freqs")
+                except InputError as e:
+                    raise ValueError(f"ctx.freqs(): {s:g} MHz is {e.message}") from None
             out.append((c.name, pick_opp(c, s)))
         return tuple(sorted(out))
 
@@ -107,7 +130,10 @@ class PlanContext:
         """(time_s, energy_j) of one batch of ``plan`` at steady operating points, as a profiling
         run on the idle phone would measure them (whole-phone energy, rails at ``temp_c``,
         default the ambient temperature).  ``freq`` defaults to the plan's fixed frequencies,
-        else the top OPP of the clusters it uses."""
+        else the top OPP of the clusters it uses.  A plan placing an op on a unit that cannot run
+        it costs (inf, inf), as :meth:`profile` does for the op."""
+        if not all(unit_runs(self.soc, st.op, st.unit) for st in plan.steps):
+            return math.inf, math.inf
         freqs = self._estimate_freqs(plan, freq)
         prep = plan.dsp_graph == "per_batch"
         tpl = self.walker.template(plan, freqs, prep)
@@ -153,8 +179,14 @@ class PlanContext:
             return self.soc.dsp.training_clock_mhz
         return opp_for([o.freq_mhz for o in self.soc.dsp.opps], f)
 
-    def switch_s(self, bytes_crossing: int, shared_buffers: bool = False) -> float:
-        """One CPU<->DSP switch moving ``bytes_crossing`` bytes (FastRPC)."""
+    def switch_s(self, bytes_crossing: int, shared_buffers: bool = False, unit: str = "dsp") -> float:
+        """One hand-over between the CPU and ``unit`` moving ``bytes_crossing`` bytes: a FastRPC
+        call for the DSP, a queue drain and a layout copy for the GPU (inf without the unit)."""
+        if unit == "gpu":
+            if self.soc.gpu is None:
+                return float("inf")
+            from socsim.hw.gpu import cpu_gpu_switch_s
+            return cpu_gpu_switch_s(self.soc, bytes_crossing)
         if self.soc.fastrpc is None:
             return float("inf")
         return fastrpc.switch_s(self.soc.fastrpc, bytes_crossing, shared_buffers)

@@ -19,6 +19,20 @@ from socsim.spec.soc import SocSpec
 from socsim.workload.ops import Op
 
 
+def unit_runs(soc: SocSpec, op: Op, unit: str) -> bool:
+    """Whether ``unit`` of ``soc`` can run ``op`` at all (the CPU runs everything; the DSP and the
+    GPU what their cost models support)."""
+    if unit == "cpu":
+        return True
+    if unit == "dsp":
+        from socsim.hw.dsp import dsp_supports
+        return dsp_supports(soc, op)
+    if unit == "gpu":
+        from socsim.hw.gpu import gpu_supports
+        return gpu_supports(soc, op)
+    return False
+
+
 class CostOracle:
     def __init__(self, soc: SocSpec, dsp_batch_padding: bool = True) -> None:
         self.soc = soc

@@ -29,7 +29,7 @@ from socsim.engine import dvfs
 from socsim.engine.accounting import Accounting
 from socsim.engine.batch import RPC_CPU_ACTIVITY, Continued
 from socsim.engine.context import PlanContext, RunContext, budget_steps_bytes
-from socsim.engine.oracle import CostOracle
+from socsim.engine.oracle import CostOracle, unit_runs
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.engine.cores import check_freq_setting, check_unit_mhz, resolve_cores
 from socsim.errors import InputError, ScheduleError
@@ -78,6 +78,8 @@ class RunStats:
     dsp_prepared_batches: int = 0
     # per foreground load (workload order): core-seconds its cores ran a training thread
     fg_contended_core_s: list[float] = field(default_factory=list)
+    # seconds the batches spent on each: cpu, dsp, gpu (their ops), fastrpc (calls), prep
+    time_on_s: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,7 @@ class Engine:
                    batch_size=self.workload.batch_size)
         self.rctx.plan = plan
         self.stats.first_plan = plan
+        self._plan_key = _runs(plan)
         if plan.label:
             self.stats.plan_labels.append(plan.label)
         self.stats.battery_start_soc = self.acct.battery.soc
@@ -215,6 +218,9 @@ class Engine:
                 self._over_budget(b, parts)
             ops = [p for p in parts if p.training]
             busy, busy_dur = self._busy(ops)
+            for k, v in busy.items():
+                if k.startswith("on:"):
+                    self.stats.time_on_s[k[3:]] = self.stats.time_on_s.get(k[3:], 0.0) + v
             self._util = self._utilisation(plan, busy, busy_dur)
             if self._fg_loads:
                 self._foreground_contention(plan, busy, ops[0].t_s, busy_dur, loads)
@@ -382,12 +388,16 @@ class Engine:
         self._config_changed = (old.cpu_cores != plan.cpu_cores or old.cpu_freq_mhz != plan.cpu_freq_mhz)
 
     def _plan_in_force(self, plan: Plan, t: float) -> None:
-        """Record a plan taking over (the summary's ``placement.plans``, a ``plan`` event), once
-        per change of label: a plan handed again, or its copy without the compilation it paid in
-        its first batch, is not a new one."""
-        if plan.label and plan.label not in self.stats.plan_labels[-1:]:
-            self.stats.plan_labels.append(plan.label)
-            self.recorder.instant(t, "engine", "plan", plan.label)
+        """Record a plan taking over (the summary's ``placement.plans``, a ``plan`` event) when it
+        changes what runs (label, steps and units, cores, operating point, DSP graph): a plan
+        handed again, or its copy without the compilation it paid in its first batch, is not a
+        new one; one with the label of the last but other cores is."""
+        key = _runs(plan)
+        if key != self._plan_key:
+            self._plan_key = key
+            if plan.label:
+                self.stats.plan_labels.append(plan.label)
+                self.recorder.instant(t, "engine", "plan", plan.label)
 
     def _config_switch(self, parts: list[Part]):
         """Changing core set / frequency before a batch costs time (pub:cpu_config_switch_ms),
@@ -577,7 +587,7 @@ class Engine:
     def _check_continuation(self, c: Plan, running: Plan, step: int, hook: str) -> None:
         """A continuation is a plan the engine can run whose steps up to the one in progress are
         the running plan's, on the same cores at the same operating point."""
-        check_plan(c, self.soc, scheduler=self.scheduler_name, hook=f"{hook} (ctx.continue_batch)",
+        check_plan(c, self.soc, scheduler=self.scheduler_name, hook=f"ctx.continue_batch() in {hook}",
                    batch_size=self.workload.batch_size)
         for f in ("cpu_cores", "cpu_freq_mhz", "governor", "dsp_graph", "shared_buffers"):
             if getattr(c, f) != getattr(running, f):
@@ -597,6 +607,12 @@ class Engine:
                           f"{y.unit}); the steps up to the one in progress ({step}) must be the running plan's")
 
 
+def _runs(plan: Plan) -> tuple:
+    """What a plan runs, as far as the reports are concerned (not its one-off overheads)."""
+    return (plan.label, plan.cpu_cores, plan.cpu_freq_mhz, plan.governor, plan.dsp_graph, plan.shared_buffers,
+            tuple((st.op, st.unit, st.label) for st in plan.steps))
+
+
 UNITS = ("cpu", "dsp", "gpu")
 
 
@@ -607,8 +623,6 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
     the plan, ``"plan()"``, ``"on_batch_end()"``, ...) go into the error: the scheduler as its
     value, the hook into the message."""
     src = hook or "the scheduler"  # the error's value names the scheduler
-    # where the error's value is not the scheduler (the plan's cores), the message names it
-    full = f"{src} of scheduler {scheduler!r}" if scheduler else src
 
     def fail(msg: str, field: str = "scheduler.name", value: object = None):
         return ScheduleError(msg, field=field, value=scheduler if value is None else value)
@@ -637,24 +651,34 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
         raise fail(f"the plan from {src} places ops on a DSP but {soc.name} has none")
     if "gpu" in units and soc.gpu is None:
         raise fail(f"the plan from {src} places ops on a GPU but {soc.name} has none")
+    for k, st in enumerate(steps):
+        if not unit_runs(soc, st.op, st.unit):
+            raise fail(f"the plan from {src}: step {k} places op {st.op.name} ({st.op.kind}, {st.op.dtype}) on the "
+                       f"{st.unit} of {soc.name}, which cannot run it"
+                       + (" (the DSP has no float unit: train in int8, e.g. precision: niti)"
+                          if st.unit == "dsp" and st.op.dtype not in ("int8", "int32") else ""))
+    if "dsp" in units and plan.dsp_graph not in ("per_batch", "reuse"):
+        raise fail(f"the plan from {src} places {plan.count('dsp')} ops on the DSP but has dsp_graph "
+                   f"{plan.dsp_graph!r}; the DSP runs a prepared graph: 'per_batch' (prepared every batch) "
+                   "or 'reuse' (prepared once, kept)")
+    # the core set is the scheduler's choice (a workload's cpu.cores is checked when resolved)
     if "cpu" in units and not plan.cpu_cores:
-        raise ScheduleError(f"the plan from {full} runs ops on the CPU but names no CPU cores", field="cpu.cores")
+        raise fail(f"the plan from {src} runs ops on the CPU but names no CPU cores")
     all_ids = {i for c in soc.cpu.clusters for i in c.core_ids}
     try:
-        bad = [c for c in plan.cpu_cores if c not in all_ids]
+        cores = list(plan.cpu_cores)
     except TypeError:
         raise fail(f"the plan from {src} has cpu_cores {plan.cpu_cores!r}, not a tuple of core ids") from None
-    if bad:
-        raise ScheduleError(f"the plan from {full} uses cores {bad} that {soc.name} does not have", field="cpu.cores",
-                            value=list(plan.cpu_cores))
-    cores = list(plan.cpu_cores)
     if any(isinstance(c, bool) or not isinstance(c, numbers.Integral) for c in cores):
-        raise ScheduleError(f"the plan from {full} has cpu_cores {cores!r}; expected integer core ids",
-                            field="cpu.cores", value=cores)
+        raise fail(f"the plan from {src} has cpu_cores {cores!r}; expected integer core ids")
+    bad = [c for c in cores if c not in all_ids]
+    if bad:
+        raise fail(f"the plan from {src} has cpu_cores {cores}: {soc.name} has no core {', '.join(map(str, bad))} "
+                   f"(its cores are {sorted(all_ids)})")
     if len(set(cores)) != len(cores):
         twice = sorted({c for c in cores if cores.count(c) > 1})
-        raise ScheduleError(f"the plan from {full} names cores {twice} more than once; core ids must be distinct "
-                            "(a core runs one training thread)", field="cpu.cores", value=cores)
+        raise fail(f"the plan from {src} names cores {twice} more than once; core ids must be distinct "
+                   "(a core runs one training thread)")
     _check_plan_freqs(plan, soc, src, fail)
     _check_plan_memory(plan, soc, src, len(steps), fail)
     _check_plan_fields(plan, src, fail, batch_size)
@@ -710,7 +734,7 @@ def _check_plan_fields(plan: Plan, src: str, fail, batch_size: int | None) -> No
     if not isinstance(plan.notes, dict):
         raise fail(f"the plan from {src} has notes of type {type(plan.notes).__name__}; expected a dict")
     try:
-        json.dumps(plan.notes, default=json_default, sort_keys=True)
+        json.dumps(plan.notes, default=json_default, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise fail(f"the plan from {src} has notes the summary cannot carry as JSON: {e}") from None
 

@@ -105,6 +105,10 @@ class BatchTemplate:
         return self.mem_bytes[np.clip(idx, 0, len(self.mem_bytes) - 1)]
 
 
+# what a segment's time counts as, by its count key (socsim.engine.batch.Seg.count)
+TIME_ON = {"cpu_ops": "on:cpu", "dsp_ops": "on:dsp", "gpu_ops": "on:gpu", "switches": "on:switch", None: "on:prep"}
+
+
 class TemplateBuilder:
     """Collects the segments of a batch as the walker yields them (or as the engine adds them)."""
 
@@ -150,11 +154,14 @@ class TemplateBuilder:
         self.dram_bytes += dram_bytes
 
     def add(self, start_s: float, seg) -> None:
-        """Record a walker segment (socsim.engine.batch.Seg) that ran from ``start_s``."""
+        """Record a walker segment (socsim.engine.batch.Seg) that ran from ``start_s``; its time
+        also goes to the busy key ``on:<what>`` (:data:`TIME_ON`: the unit its op ran on, hand-overs
+        between units (FastRPC calls, GPU queue drains and copies), or the batch's preparation), the summary's per-unit time split."""
         if seg.count:
             self.counts[seg.count] += 1
         self.segment(start_s, seg.dur, seg.dyn_mw, seg.mem, seg.tracks, seg.name, seg.kind, seg.phase,
-                     seg.busy, seg.dram_bytes, self._added, seg.step)
+                     {**seg.busy, "on:switch" if seg.phase == "rpc" else TIME_ON[seg.count]: 1.0},
+                     seg.dram_bytes, self._added, seg.step)
         self._added += 1
 
     def build(self, duration_s: float) -> BatchTemplate:

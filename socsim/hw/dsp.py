@@ -172,6 +172,16 @@ def _emulated_cycles(op: Op, batch: int, contexts: int) -> float | None:
     return float(prof.compute_cycles) / contexts
 
 
+def dsp_supports(soc: SocSpec, op: Op) -> bool:
+    """Whether the SoC's DSP runs ``op``: an op kind Hexagon NN has, in integer types unless the
+    DSP has a float unit (V66 has none, pub:hexagon_hvx.float_unit)."""
+    if soc.dsp is None:
+        return False
+    if op.dtype not in ("int8", "int32") and not soc.dsp.has_float:
+        return False
+    return op.kind in SUPPORTED and op.kind not in FLOAT_ONLY
+
+
 class DspCostModel:
     """Cost of an op on the Hexagon cDSP (implements socsim.hw.cost.CostModel)."""
 
@@ -183,9 +193,7 @@ class DspCostModel:
         self._memo: dict[tuple, OpCost] = {}
 
     def supports(self, op: Op) -> bool:
-        if op.dtype not in ("int8", "int32") and not self.soc.dsp.has_float:
-            return False
-        return op.kind in SUPPORTED and op.kind not in FLOAT_ONLY
+        return dsp_supports(self.soc, op)
 
     def cost(self, op: Op, cfg: DspConfig) -> OpCost:
         key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, cfg)

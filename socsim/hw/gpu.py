@@ -103,6 +103,26 @@ def utilisation(op: Op, fill_work: float = FILL_WORK) -> float:
     return min(1.0, max(MIN_UTILISATION, parallel_work(op) / fill_work))
 
 
+# Handing work between the CPU and the GPU inside a batch (MNN inserts a copy between its CPU and
+# OpenCL backends): the host waits for the GPU's queue to drain (clFinish) and the tensors that
+# cross are converted between the CPU's layout and the GPU's (a read and a write of each byte,
+# at the DRAM's achievable bandwidth).  SYNC: assumption, ~0.1 ms for a clFinish round trip plus
+# mapping a buffer on a mobile OpenCL driver (no public per-call figure for Adreno/Mali; the
+# FastRPC invoke of the same phones is 92 us, pub:cpu_dsp_switch_ms; plausible 0.05-0.5 ms).
+CPU_GPU_SYNC_S = 100e-6
+
+
+def cpu_gpu_switch_s(soc: SocSpec, crossing_bytes: int) -> float:
+    """One CPU<->GPU hand-over inside a batch moving ``crossing_bytes``."""
+    bw = soc.dram.bandwidth_gbs * 1e9 * soc.dram.achievable_fraction
+    return CPU_GPU_SYNC_S + 2 * crossing_bytes / bw
+
+
+def gpu_supports(soc: SocSpec, op: Op) -> bool:
+    """Whether the SoC's GPU runs ``op``: floating-point ops only (MNN's OpenCL backend)."""
+    return soc.gpu is not None and op.dtype in ("fp32", "fp16")
+
+
 class GpuCostModel:
     def __init__(self, soc: SocSpec) -> None:
         if soc.gpu is None:
@@ -112,7 +132,7 @@ class GpuCostModel:
         self._memo: dict[tuple, OpCost] = {}
 
     def supports(self, op: Op) -> bool:
-        return op.dtype in ("fp32", "fp16")
+        return gpu_supports(self.soc, op)
 
     def cost(self, op: Op, cfg: GpuConfig) -> OpCost:
         key = (op.signature, op.macs, op.flops, op.bytes_read, op.bytes_written, cfg.freq_mhz, cfg.bg_dram_gbs)

@@ -147,7 +147,8 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
     fg = any(r["fg_loss"] is not None for r in rows)
     early = [r for r in rows if r["stopped_early"]]
     for col in (("scheduler",) + (("batches",) if early else ()) + ("time/batch", "x first", "energy/batch",
-                "x first", "peak mem", "peak C", "cpu/dsp/gpu ops", "switches") + (("fg loss",) if fg else ())):
+                "x first", "peak mem", "peak C", "cpu/dsp/gpu time", "cpu/dsp/gpu ops", "switches")
+                + (("fg loss",) if fg else ())):
         t.add_column(col, justify="right" if col != "scheduler" else "left")
     for r in rows:
         t.add_row(escape(r["scheduler"]),
@@ -155,7 +156,8 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
                   fmt_time(r["time_per_batch_s"]), _ratio(r["time_x_first"]),
                   fmt_energy(r["energy_per_batch_j"]), _ratio(r["energy_x_first"]),
                   _fmt_bytes(r["peak_memory_bytes"]), f"{r['peak_c']:.1f}",
-                  f"{r['cpu_ops']}/{r['dsp_ops']}/{r['gpu_ops']}", str(r["switches"]),
+                  "/".join(f"{100 * r['time_share'][u]:.0f}%" for u in ("cpu", "dsp", "gpu")),
+                  f"{r['cpu_ops']:g}/{r['dsp_ops']:g}/{r['gpu_ops']:g}", str(r["switches"]),
                   *((_fg_loss(r),) if fg else ()))
     if early:
         notes = [f"{r['scheduler']} stopped after {r['batches']} of {_plural(r['batches_planned'], 'batch', 'batches')}"

@@ -77,6 +77,10 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "dsp_ops": _per_batch(stats.counts["dsp_ops"], n),
             "gpu_ops": _per_batch(stats.counts["gpu_ops"], n),
             "switches": _per_batch(stats.counts["switches"], n),
+            # seconds per batch with ops on each unit, in hand-overs between units (FastRPC calls,
+            # GPU queue drains and copies), in the batch's preparation (graph building, compiling)
+            "time_s": {k: _r(stats.time_on_s.get(k, 0.0) / n if n else 0.0)
+                       for k in ("cpu", "dsp", "gpu", "switch", "prep")},
             "cpu_cores": list(plan.cpu_cores) if plan else [],
             "plans": stats.plan_labels,
             "plan_batches": dict(stats.plan_batches),
@@ -139,8 +143,10 @@ def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for s in runs:
         pb, p = s["per_batch"], s["placement"]
         loads = s.get("foreground") or []
+        base = (s.get("scheduler_info") or {}).get("base")
         rows.append({
-            "scheduler": s["scheduler"],
+            # a composed run as socsim compare --schedulers names it: base+scheduler
+            "scheduler": f"{base}+{s['scheduler']}" if isinstance(base, str) else s["scheduler"],
             "batches": s["batches"],
             "batches_planned": s.get("batches_planned", s["batches"]),
             "stopped_early": stopped_early(s),
@@ -155,6 +161,9 @@ def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "dsp_ops": p["dsp_ops"],
             "gpu_ops": p["gpu_ops"],
             "switches": p["switches"],
+            # share of the batch time with ops on each unit (the rest: hand-overs, preparation)
+            "time_share": {u: (_r(p["time_s"][u] / pb["time_s"], 4) if pb["time_s"] else 0.0)
+                           for u in ("cpu", "dsp", "gpu")},
             "fg_loss": _r(sum(f["throughput_loss"] for f in loads) / len(loads), 6) if loads else None,
         })
     return rows

@@ -170,6 +170,14 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
     if entry.cls is None:
         raise InputError(f"scheduler plugin {entry.target!r} is broken: {entry.error}", file=file,
                          field="scheduler.name", value=name)
+    if not entry.builtin:
+        # two plugins registering one name: which of them would run is an accident of their
+        # distribution names, so neither does
+        others = [e.target for k, e in entries.items() if k.startswith(f"{name} (") and not e.builtin]
+        if others:
+            raise InputError(f"scheduler name registered by more than one plugin: {entry.target}, "
+                             f"{', '.join(others)}; uninstall one or rename its entry point", file=file,
+                             field="scheduler.name", value=name)
     _no_bool_numbers(entry.cls.Options, options or {}, name, file)
     try:
         opts = entry.cls.Options.model_validate(options or {})
@@ -264,17 +272,26 @@ def _guard(hook: str, name: str, holder: list[type]):
         parent = getattr(super(holder[0], self), hook)
         try:
             result = parent(*args, **kwargs)
-        except InputError:
-            raise
-        except Exception as e:
-            raise ScheduleError(f"scheduler plugin {name!r} failed in {hook}(): {type(e).__name__}: {e}",
+        except InputError as e:
+            if e.field:
+                raise  # it names what was wrong (an option, a workload field)
+            # the plugin's own verdict ("cannot fit anything"): say whose, and where
+            raise ScheduleError(f"scheduler plugin {name!r} in {hook}(): {e.message}",
+                                field="scheduler.name", value=name) from e
+        except (Exception, SystemExit) as e:
+            what = f"called sys.exit({e.code!r})" if isinstance(e, SystemExit) else f"{type(e).__name__}: {e}"
+            raise ScheduleError(f"scheduler plugin {name!r} failed in {hook}(): {what}",
                                 field="scheduler.name", value=name) from e
         if hook == "summary_extra":
             import json
 
             from socsim.api import json_default
+            if not isinstance(result, dict):
+                raise ScheduleError(f"scheduler plugin {name!r} returned {type(result).__name__} from "
+                                    "summary_extra(); expected a dict (the summary's scheduler_info)",
+                                    field="scheduler.name", value=name)
             try:
-                json.dumps(result, default=json_default, sort_keys=True)
+                json.dumps(result, default=json_default, sort_keys=True, allow_nan=False)
             except (TypeError, ValueError) as e:
                 raise ScheduleError(f"scheduler plugin {name!r} returned from summary_extra() what the summary "
                                     f"cannot carry as JSON: {e}", field="scheduler.name", value=name) from None

@@ -72,3 +72,27 @@ def test_an_early_stop_shows_the_batches_run_and_why(tmp_path):
     assert "batches" in header
     assert f"{swan['batches']}/20" in text and "20/20" in text
     assert f"swan stopped after {swan['batches']} of 20 batches: swan: phone not charging" in text
+
+
+def test_time_split_per_unit_and_a_composition_by_name(tmp_path):
+    """The split is time on each unit (its share of the batch; FastRPC calls and preparation are
+    the rest), and ``base+scheduler`` runs the composition a workload's ``base`` option makes."""
+    wl = cli_helpers.write_workload(tmp_path, batches=3, precision="niti", model="vgg11", input=[3, 32, 32],
+                                    batch_size=16)
+    text, js = _compare(tmp_path, wl, "mandheling,mandheling+min-energy,mnn-fp32-gpu", "c.json")
+    d = json.loads(js.read_text())
+    rows, runs = d["rows"], d["runs"]
+    assert [r["scheduler"] for r in rows] == ["mandheling", "mandheling+min-energy", "mnn-fp32-gpu"]
+    assert runs[1]["scheduler"] == "min-energy" and runs[1]["scheduler_info"]["base"] == "mandheling"
+    for row, s in zip(rows, runs):
+        t = s["placement"]["time_s"]
+        assert abs(sum(t.values()) - s["per_batch"]["time_s"]) < 0.01 * s["per_batch"]["time_s"]
+        for u in ("cpu", "dsp", "gpu"):
+            assert abs(row["time_share"][u] - t[u] / s["per_batch"]["time_s"]) < 1e-3
+    m = rows[0]["time_share"]
+    assert m["cpu"] > 0.05 and m["dsp"] > 0.3 and m["gpu"] == 0 and runs[0]["placement"]["time_s"]["switch"] > 0
+    assert rows[2]["time_share"]["gpu"] > 0.9
+    line = next(x for x in text.splitlines() if " mandheling+min-energy " in x)
+    assert "%/" in line
+    r = cli_helpers.invoke("compare", "--soc", "sd865", str(wl), "--schedulers", "mandheling,+min-energy", "--quiet")
+    assert r.exit_code == 2 and "base+scheduler" in r.output, r.output

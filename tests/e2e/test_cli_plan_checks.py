@@ -44,6 +44,22 @@ class HugeFreq(_Simple):
         return single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), "f", cpu_freq_mhz=(("mid", 99999.0),))
 
 
+class Fp32OnDsp(_Simple):
+    name = "fp32-on-dsp"
+    def plan(self, ctx):
+        return Plan(steps=tuple(Step(op, "dsp") for op in ctx.graph().ops), cpu_cores=(4,), dsp_graph="reuse")
+
+
+class DspNoGraph(_Simple):
+    name = "dsp-no-graph"
+    precision = "niti"
+    def plan(self, ctx):
+        import math
+        ops = ctx.graph().ops
+        return Plan(steps=tuple(Step(op, "dsp" if math.isfinite(ctx.profile(op, "dsp")) else "cpu") for op in ops),
+                    cpu_cores=(4,))
+
+
 class DictPlan(_Simple):
     name = "dict-plan"
     def plan(self, ctx):
@@ -56,7 +72,8 @@ class StrFromHook(_Simple):
         return "not a plan"
 '''
 EPS = {"npu-plan": "NpuPlan", "empty-plan": "EmptyPlan", "freq-plan": "FreqPlan", "huge-freq": "HugeFreq",
-       "dict-plan": "DictPlan", "str-hook": "StrFromHook"}
+       "dict-plan": "DictPlan", "str-hook": "StrFromHook", "fp32-on-dsp": "Fp32OnDsp",
+       "dsp-no-graph": "DspNoGraph"}
 
 
 @pytest.fixture
@@ -80,6 +97,8 @@ def plugin(tmp_path, monkeypatch):
     ("freq-plan", ["plan()", "'nosuchcluster'"]),
     ("huge-freq", ["plan()", "99999", "above the highest"]),
     ("dict-plan", ["plan() returned dict, not a Plan"]),
+    ("fp32-on-dsp", ["plan()", "step 0 places op", "fp32) on the dsp of sd865, which cannot run it"]),
+    ("dsp-no-graph", ["plan()", "ops on the DSP but has dsp_graph 'none'"]),
 ])
 def test_bad_plans_exit_2_under_run_and_validate(plugin, tmp_path, name, words):
     wl = write_workload(tmp_path, scheduler={"name": name})

@@ -33,7 +33,7 @@ class DspForward(BaseScheduler):
     def plan(self, ctx) -> Plan:
         steps = tuple(Step(op, "dsp" if op.phase == "forward" and math.isfinite(ctx.profile(op, "dsp")) else "cpu")
                       for op in ctx.graph(self.precision).ops)
-        return Plan(steps=steps, cpu_cores=(4, 5, 6, 7), label="dsp forward")
+        return Plan(steps=steps, cpu_cores=(4, 5, 6, 7), label="dsp forward", dsp_graph="reuse")
 
 
 @pytest.fixture(scope="module")

@@ -218,3 +218,43 @@ def test_thermal_trip_hook_sees_the_time_and_readings_of_the_trip():
             assert temps[ev.zone] >= zones[ev.zone].trips_c[ev.trip]
         assert caps == dict(ev.caps_mhz)
     assert s.trips[0][0] > 0.0
+
+
+def test_estimate_of_a_plan_a_unit_cannot_run_is_infinite(graph):
+    """As ``ctx.profile`` is for the op: a scheduler comparing candidates can drop it."""
+    wl = workload_from_dict(WL)
+    ctx = PlanContext(SOC, wl, CostOracle(SOC, wl.dsp.batch_padding))
+    on_dsp = Plan(steps=tuple(Step(op, "dsp") for op in graph.ops), cpu_cores=(4,), dsp_graph="reuse")
+    assert ctx.estimate(on_dsp) == (math.inf, math.inf)
+    t, e = ctx.estimate(_cpu(graph))
+    assert 0 < t < math.inf and 0 < e < math.inf
+
+
+def test_a_plan_stating_no_memory_is_charged_its_steps_liveness(graph):
+    """A plan without peak_memory_bytes / step_memory holds what its ops hold (the same liveness
+    the built-in plans state), not nothing: the budget checks see it."""
+    class NoMemory(_Sched):
+        name = "no-memory"
+
+        def plan(self, ctx):
+            p = single_unit_plan(ctx.graph(), "cpu", (4, 5, 6, 7), "big4")
+            return dataclasses.replace(p, peak_memory_bytes=0, step_memory=None)
+
+    stated = _engine(_Sched(), environment={"memory_budget_mb": 0.05}).run()
+    derived = _engine(NoMemory(), environment={"memory_budget_mb": 0.05}).run()
+    model_input = graph.input_bytes  # the one thing the derived figure leaves out
+    assert derived.peak_mem_bytes > 0
+    assert stated.peak_mem_bytes - model_input <= derived.peak_mem_bytes <= stated.peak_mem_bytes
+    assert derived.over_budget_s > 0 and derived.over_budget_s == pytest.approx(stated.over_budget_s)
+
+
+def test_a_switch_to_other_cores_under_the_same_label_is_recorded():
+    class Little(_Sched):
+        name = "little-later"
+
+        def on_batch_end(self, ctx, batch, record):
+            if batch == 0:
+                return dataclasses.replace(ctx.plan, cpu_cores=(0, 1, 2, 3))
+
+    st = _engine(Little(), batches=3).run()
+    assert st.plan_labels == ["big4", "big4"] and st.config_switches == 1

@@ -136,6 +136,48 @@ class SchedErr(_Simple):
         raise ScheduleError("infeasible at runtime", field="scheduler.options.x", value=3)
 
 
+class ExitHook(_Simple):
+    name = "exit-hook"
+    def on_batch_end(self, ctx, batch, record):
+        raise SystemExit(3)
+
+
+class NoFieldErr(_Simple):
+    name = "no-field-error"
+    def plan(self, ctx):
+        raise ScheduleError("cannot fit anything")
+
+
+class NanExtra(_Simple):
+    name = "nan-extra"
+    def summary_extra(self):
+        return {"x": float("nan")}
+
+
+class ListExtra(_Simple):
+    name = "list-extra"
+    def summary_extra(self):
+        return [1, 2]
+
+
+class MadeUpCores(_Simple):
+    name = "made-up-cores"
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", ctx.cores("huge9"), "x")
+
+
+class TurboFreq(_Simple):
+    name = "turbo-freq"
+    def plan(self, ctx):
+        ctx.freqs((4, 5), "turbo")
+
+
+class NoCore42(_Simple):
+    name = "no-core-42"
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(), "cpu", (4, 42), "x")
+
+
 class BadDefOpts(BaseModel):
     model_config = ConfigDict(extra="forbid")
     max_cores: int = Field(0, ge=1)
@@ -254,7 +296,9 @@ FAULTY_EPS = {"raise-plan": "RaisePlan", "raise-hook": "RaiseHook", "raise-start
               "required-option": "RequiredOption", "either-option": "EitherOption", "proto-only": "ProtoOnly", "proto-init": "ProtoInit",
               "proto-raise": "ProtoRaise", "mnn-fp32": "Shadow", "niti-plugin": "Niti",
               "bad-precision": "BadPrecision", "impostor": "Impostor", "num-option": "NumOption",
-              "not-json": "NotJson", "split-later": "SplitLater"}
+              "not-json": "NotJson", "split-later": "SplitLater", "exit-hook": "ExitHook",
+              "no-field-error": "NoFieldErr", "nan-extra": "NanExtra", "list-extra": "ListExtra",
+              "made-up-cores": "MadeUpCores", "turbo-freq": "TurboFreq", "no-core-42": "NoCore42"}
 
 
 @pytest.fixture
@@ -433,3 +477,33 @@ def test_debug_shows_the_plugins_own_traceback(faulty, wl_file, monkeypatch):
                         "--scheduler", "raise-hook", "--quiet"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2
     assert "Traceback" in r.stderr and "socsim_faulty_plugin.py" in r.stderr and "boom in on_batch_end" in r.stderr
+
+
+@pytest.mark.parametrize("name, words", [
+    ("exit-hook", "failed in on_batch_end(): called sys.exit(3)"),
+    ("no-field-error", "scheduler plugin 'no-field-error' in plan(): cannot fit anything"),
+    ("nan-extra", "summary_extra() what the summary cannot carry as JSON"),
+    ("list-extra", "returned list from summary_extra(); expected a dict"),
+    ("made-up-cores", "failed in plan(): ValueError: ctx.cores('huge9'): unknown core set"),
+    ("turbo-freq", "failed in plan(): ValueError: ctx.freqs(): frequency setting 'turbo'"),
+    ("no-core-42", "sd865 has no core 42"),
+])
+def test_what_a_plugin_does_wrong_is_its_own_error(faulty, wl_file, tmp_path, name, words):
+    """Exit 2 naming the plugin (not the workload's fields: the file asks for none of it) and
+    no output written."""
+    out = tmp_path / "out"
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", name, "--quiet", "--out", str(out))
+    assert r.exit_code == 2, r.output
+    assert words in " ".join(r.output.split()) and f"value {name!r}" in r.output, r.output
+    assert "cpu.cores" not in r.output and not out.exists()
+
+
+def test_two_plugins_with_one_name_run_neither(faulty):
+    _dist(faulty, "aaa_dup", "[socsim.schedulers]\nproto-only = socsim_faulty_plugin:ProtoInit\n")
+    importlib.invalidate_caches()
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", WL, scheduler="proto-only")
+    assert "more than one plugin" in e.value.message and "ProtoOnly" in e.value.message \
+        and "ProtoInit" in e.value.message
+    r = _run_cli("list", "schedulers")
+    assert r.exit_code == 0 and "mnn-fp32" in r.output

@@ -49,7 +49,10 @@ class Continuer(BaseScheduler):
         if self.mode == "wrong_prefix":
             steps = steps[::-1]
         if self.mode == "adds_dsp":
-            steps = steps[: j + 1] + tuple(replace(st, unit="dsp") for st in steps[j + 1:])
+            # int8 copies of the rest on the DSP, which runs them; but this batch prepared no
+            # DSP graph (the running plan's dsp_graph is "none", and a continuation keeps it)
+            steps = steps[: j + 1] + tuple(replace(st, op=replace(st.op, dtype="int8"), unit="dsp")
+                                           for st in steps[j + 1:])
         mem = run.step_memory[:j] + (10 * MIB,) * (len(steps) - j)
         cont = replace(run, steps=steps, step_memory=mem, peak_memory_bytes=max(mem), label="cont",
                        prep_overheads=(("re-plan", 0.05),),
@@ -157,7 +160,7 @@ def test_a_step_in_the_preparation_may_replace_every_step(tmp_path, base_time):
     ("from_batch_end", "only on_memory_pressure() can continue"),
     ("wrong_prefix", "is not the running plan's"),
     ("other_cores", "cpu_cores (4, 5) differs from the running plan's"),
-    ("adds_dsp", "whose graph this batch did not prepare"),
+    ("adds_dsp", "ops on the DSP but has dsp_graph 'none'"),
 ])
 def test_a_bad_continuation_is_the_schedulers_error(tmp_path, base_time, mode, words):
     with pytest.raises(ScheduleError) as e:

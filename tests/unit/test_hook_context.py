@@ -54,12 +54,13 @@ class OnlyOn(BaseScheduler):
     def plan(self, ctx) -> Plan:
         ops = [op for op in ctx.graph(self.precision).ops if math.isfinite(ctx.profile(op, self.unit))]
         assert ops
-        return Plan(steps=tuple(Step(op, self.unit) for op in ops), cpu_cores=(4,), label=self.unit)
+        return Plan(steps=tuple(Step(op, self.unit) for op in ops), cpu_cores=(4,), label=self.unit,
+                    dsp_graph="reuse" if self.unit == "dsp" else "none")
 
 
 def test_single_accelerator_plans_count_switches_alike():
     """A batch starts on the host CPU: a DSP-only plan's first step is a FastRPC call (one
-    switch, charged); a GPU-only plan's first step counts the same (one switch, free), so the
+    switch, charged); a GPU-only plan's first step counts the same (one switch: a queue hand-over, nothing crossing), so the
     placement's switches per batch are 1 for both, while Plan.switches (within the steps) is 0."""
     counts = {}
     for unit in ("dsp", "gpu"):
@@ -68,3 +69,32 @@ def test_single_accelerator_plans_count_switches_alike():
         counts[unit] = st.counts["switches"] // st.batches
         assert st.first_plan.switches == 0
     assert counts == {"dsp": 1, "gpu": 1}
+
+
+def test_cpu_gpu_hand_overs_cost_what_crosses():
+    """A plan alternating CPU and GPU ops pays a queue drain and a layout copy at every
+    hand-over (the same price ctx.switch_s(..., unit="gpu") quotes), not nothing."""
+    from socsim.engine.context import PlanContext
+    from socsim.engine.oracle import CostOracle
+    from socsim.hw.gpu import CPU_GPU_SYNC_S
+
+    class Alternate(BaseScheduler):
+        name = "alternate"
+
+        def __init__(self, split: bool) -> None:
+            super().__init__()
+            self.split = split
+
+        def plan(self, ctx) -> Plan:
+            ops = ctx.graph().ops
+            units = [("gpu" if k % 2 else "cpu") if self.split else "cpu" for k in range(len(ops))]
+            return Plan(steps=tuple(Step(op, u) for op, u in zip(ops, units)), cpu_cores=(4, 5, 6, 7))
+
+    wl = _wl()
+    st = Engine(SOC, wl, Alternate(True)).run()
+    n = st.counts["switches"] // st.batches
+    assert n >= 10
+    switch_s = st.time_on_s["switch"] / st.batches
+    assert switch_s >= n * CPU_GPU_SYNC_S
+    ctx = PlanContext(SOC, wl, CostOracle(SOC))
+    assert ctx.switch_s(1 << 20, unit="gpu") > ctx.switch_s(0, unit="gpu") == CPU_GPU_SYNC_S
