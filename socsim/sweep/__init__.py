@@ -95,7 +95,10 @@ def _run_point(args: tuple[Point, str, bool]) -> dict[str, Any]:
         res = run(point.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
                   deterministic=deterministic)
     except InputError as e:
-        raise as_sweep_error(e) from None
+        e = as_sweep_error(e)
+        # which point of the sweep failed (the same error may hold at one SoC and not another)
+        raise type(e)(f"{e.message} (sweep point: {point.label})", file=e.file, field=e.field, value=e.value,
+                      line=e.line, origin=e.origin) from None
     # the scheduler that ran (the workload's own when the sweep names none)
     return {"point": {"soc": point.soc, "scheduler": point.scheduler or res.summary.get("scheduler"),
                       "set": dict(point.overrides)},

@@ -42,6 +42,8 @@ def test_sweep_errors_name_the_sweep_options(tmp_path):
                                   "--grid", "batches=2", "--quiet"])
     assert r.exit_code == 2, r.output
     assert "field 'scheduler.name' (from --schedulers)" in r.output and "(from --scheduler)" not in r.output
+    # and which point failed: the same workload ran at the point before it
+    assert "sweep point: exynos9820 mandheling batches=2" in " ".join(r.output.split()), r.output
 
 
 def test_sweep_from_python_names_the_sweep_options():
