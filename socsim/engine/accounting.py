@@ -63,6 +63,13 @@ class Accounting:
         self._rail_nodes_ok = all(hs.get(r) not in (None, soc.thermal.ambient_node) for r in self.rails)
         self._rail_nodes = np.array([self.thermal.index(hs[r]) for r in self.rails], dtype=int) \
             if self._rail_nodes_ok else np.zeros(0, dtype=int)
+        # heat that is not a rail's: the pack's I^2 R and the charger's conversion loss (heat
+        # sources "battery" and "charger"; a spec without them keeps that heat out of the network)
+        self._aux_nodes = {k: self.thermal.index(hs[k]) for k in ("battery", "charger")
+                           if hs.get(k) not in (None, soc.thermal.ambient_node)}
+        # their mean power over the last battery step, applied over the next batch (the battery
+        # steps after the batch's thermal solve; the pack's and board's time constants are minutes)
+        self._aux_w = np.zeros(len(self.thermal.node_names))
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]
         self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
@@ -147,7 +154,7 @@ class Accounting:
         dts = np.diff(offs, prepend=0.0)
         piece_j = np.diff(cum, axis=0, prepend=cum0) + np.outer(dts, static_mw * 1e-3)
         safe = np.where(dts > 0, dts, 1.0)
-        node_w = (piece_j / safe[:, None]) @ self._heat_map
+        node_w = (piece_j / safe[:, None]) @ self._heat_map + self._aux_w
         temps = self.thermal.advance_many(self.temps, node_w, dts)
         zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
         stop = self._poll(zt, t0 + offs, t1, stop_if)
@@ -183,6 +190,11 @@ class Accounting:
                 self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w,
                 profile=profile)
             self._charging_w = charging_w
+            self._aux_w = np.zeros_like(self._aux_w)
+            for key, gained in (("battery", self.battery.loss_j - before.loss_j),
+                                ("charger", self.battery.charger_loss_j - before.charger_loss_j)):
+                if key in self._aux_nodes:
+                    self._aux_w[self._aux_nodes[key]] += gained / dur
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = batt_temp
         if not isinstance(self.recorder, NullRecorder):

@@ -9,7 +9,14 @@ equals the change of charge by construction.
 Energy as a battery gauge measures it is the terminal energy, integral of V_t * I (= the phone's
 consumption, what a Monsoon monitor in place of the pack reads).  The I^2 R loss inside the pack
 drains charge too but never reaches the phone; it is kept separately (``loss_j``) and heats the
-battery's thermal node.
+battery's thermal node (the engine feeds it to the thermal network, heat source "battery").
+
+Charging: the charger draws ``charging_w`` from the wall and delivers ``charger_efficiency`` of it
+(a switch-mode buck charger) to the phone and the pack; the rest heats the phone (``charger_loss_j``,
+heat source "charger").  The pack takes charge at constant current until its terminal voltage
+OCV + I R reaches the charge-voltage limit, then at constant voltage: the charge current is
+capped at (V_charge - OCV) / R and tapers as the pack fills, and the charger delivers only what
+the phone and that current take.
 """
 from __future__ import annotations
 
@@ -35,7 +42,8 @@ class BatteryState:
 
     ``charge_out_c``: net charge that left the pack (integral of I, discharge positive);
     ``energy_out_j``: terminal energy delivered to the phone (gauge view, negative while charging);
-    ``loss_j``: I^2 R heat dissipated inside the pack.
+    ``loss_j``: I^2 R heat dissipated inside the pack;
+    ``charger_loss_j``: heat the charger dissipated converting what it delivered.
     """
 
     capacity_c: float
@@ -43,6 +51,7 @@ class BatteryState:
     charge_out_c: float = 0.0
     energy_out_j: float = 0.0
     loss_j: float = 0.0
+    charger_loss_j: float = 0.0
 
     @staticmethod
     def initial(spec: Battery, soc: float | None = None) -> "BatteryState":
@@ -97,10 +106,22 @@ def pack_current_a(ocv: float, r_ohm: float, net_w: float) -> float:
     return 2.0 * net_w / (ocv + math.sqrt(disc))
 
 
+def charger_supply_w(spec: Battery, charging_w: float) -> float:
+    """Most the charger can deliver to the phone and the pack from ``charging_w`` at the wall."""
+    return charging_w * spec.charger_efficiency
+
+
+def cv_limit_a(spec: Battery, ocv: float, r_ohm: float) -> float:
+    """Largest charge current (A, >= 0) the constant-voltage phase allows at ``ocv``."""
+    return max(spec.charge_voltage_v - ocv, 0.0) / r_ohm
+
+
 def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float, temp_c: float,
                  charging_w: float = 0.0, profile: tuple[np.ndarray, np.ndarray] | None = None
                  ) -> tuple[BatteryState, float, float]:
-    """Advance the pack by ``dt_s`` with the phone drawing ``power_w`` and a charger giving ``charging_w``.
+    """Advance the pack by ``dt_s`` with the phone drawing ``power_w`` and a charger drawing
+    ``charging_w`` from the wall (it delivers :func:`charger_supply_w` of it; the charge current
+    is capped by :func:`cv_limit_a`).
 
     ``profile``: the load within the step as (power W, seconds) pieces whose time-weighted mean is
     ``power_w``.  Each piece then draws the current of its own power (the current is convex in
@@ -113,24 +134,27 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
     """
     if dt_s < 0:
         raise ValueError(f"dt_s must be >= 0, got {dt_s}")
-    net_w = power_w - charging_w
+    supply_w = charger_supply_w(spec, charging_w)
+    net_w = power_w - supply_w
     r = internal_resistance_ohm(spec, temp_c)
     if dt_s == 0.0:
         ocv = ocv_v(spec, state.soc)
-        i = pack_current_a(ocv, r, net_w)
+        i = max(pack_current_a(ocv, r, net_w), -cv_limit_a(spec, ocv, r))
         return state, i, ocv - i * r
-    i0 = pack_current_a(ocv_v(spec, state.soc), r, net_w)
+    i0 = max(pack_current_a(ocv_v(spec, state.soc), r, net_w), -cv_limit_a(spec, ocv_v(spec, state.soc), r))
     soc_mid = min(max(state.soc - 0.5 * i0 * dt_s / state.capacity_c, 0.0), 1.0)
     ocv = ocv_v(spec, soc_mid)
-    i = pack_current_a(ocv, r, net_w)
-    energy_j = None
+    i_cv = cv_limit_a(spec, ocv, r)
+    i = max(pack_current_a(ocv, r, net_w), -i_cv)
+    energy_j = loss_j = None
     if profile is not None and len(profile[0]) > 1:   # one piece: its power is the mean
         pw, pdt = np.asarray(profile[0], float), np.asarray(profile[1], float)
         total = float(pdt.sum())
         if total > 0.0:
-            cur = piece_currents(ocv, r, pw - charging_w)
+            cur = np.maximum(piece_currents(ocv, r, pw - supply_w), -i_cv)
             i = float(cur @ pdt) / total
             energy_j = float(((ocv - cur * r) * cur) @ pdt) * dt_s / total
+            loss_j = float((cur * cur) @ pdt) * r * dt_s / total
     charge = state.charge_c - i * dt_s
     if charge < 0.0:                     # empty: the pack gives what it has left
         i, charge = state.charge_c / dt_s, 0.0
@@ -139,10 +163,17 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
     terminal_v = ocv - i * r
     if energy_j is None or charge in (0.0, state.capacity_c):
         energy_j = terminal_v * i * dt_s
+        loss_j = i * i * r * dt_s
+    charger_loss_j = 0.0
+    if charging_w > 0.0:
+        # what the charger delivered: the phone's energy less what the pack gave (or plus what it took)
+        delivered_j = min(max(power_w * dt_s - energy_j, 0.0), supply_w * dt_s)
+        charger_loss_j = delivered_j * (1.0 / spec.charger_efficiency - 1.0)
     new = BatteryState(capacity_c=state.capacity_c, charge_c=charge,
                        charge_out_c=state.charge_out_c + i * dt_s,
                        energy_out_j=state.energy_out_j + energy_j,
-                       loss_j=state.loss_j + i * i * r * dt_s)
+                       loss_j=state.loss_j + loss_j,
+                       charger_loss_j=state.charger_loss_j + charger_loss_j)
     return new, i, terminal_v
 
 
@@ -192,10 +223,10 @@ def step_profile(spec: Battery, after: BatteryState, current_a: float, terminal_
     r = internal_resistance_ohm(spec, temp_c)
     ocv = terminal_v + current_a * r
     if charging_w is not None:   # the step drew these very pieces (battery_step's profile)
-        net_w = power_w - charging_w
+        net_w = power_w - charger_supply_w(spec, charging_w)
     else:  # the step's (V_t I) plus the piece's deviation from the mean
         net_w = terminal_v * current_a + power_w - float((power_w * dt_s).sum()) / total_s
-    cur = piece_currents(ocv, r, net_w)
+    cur = np.maximum(piece_currents(ocv, r, net_w), -cv_limit_a(spec, ocv, r))
     cur = cur + (current_a - float((cur * dt_s).sum()) / total_s)
     return cur, ocv - cur * r
 

@@ -225,7 +225,7 @@ class Thermal(Sourced):
     nodes: list[ThermalNode] = Field(min_length=2)
     links: list[ThermalLink] = Field(min_length=1)
     ambient_node: str = "ambient"
-    heat_sources: dict[str, str] = Field(description="rail -> node the rail's power heats")
+    heat_sources: dict[str, str] = Field(description="rail (or \"battery\": the pack's I^2 R, \"charger\": its conversion loss) -> node it heats")
     zones: list[ThermalZone] = Field(default_factory=list)
     # leakage doubling every 20-30 C (Liao, He, Lepak, IEEE TCAD 24(7) 2005): 25, as the specs
     leakage_doubling_c: PositiveFloat = 25.0
@@ -255,6 +255,22 @@ class Battery(Sourced):
     # low); a workload overrides it with environment.initial_soc
     initial_soc: float = Field(0.8, ge=0, le=1)
     thermal_node: str = "battery"
+    # Charge-voltage limit of the constant-voltage phase: 4.4 V, as usual for 3.87 V-nominal
+    # high-voltage LiCoO2 phone cells (the specs' battery sources); the charge current tapers as
+    # OCV + I R reaches it (socsim.hw.battery).
+    charge_voltage_v: PositiveFloat = 4.4
+    # Switch-mode buck charger efficiency, input power to power delivered to the phone and pack:
+    # 0.93, TI bq25890 datasheet (93% charge efficiency at 2 A; a 5 V x 1.5 A charger gives the
+    # pack ~1.7 A).  The loss heats the charger's node (thermal heat_sources "charger").
+    charger_efficiency: float = Field(0.93, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _charge_voltage(self) -> "Battery":
+        full = max(v for _, v in self.ocv_soc)
+        if self.charge_voltage_v < full:
+            raise ValueError(f"charge_voltage_v {self.charge_voltage_v} V is below the full-charge "
+                             f"open-circuit voltage {full} V of ocv_soc")
+        return self
 
 
 class Platform(Sourced):

@@ -136,7 +136,8 @@ class Environment(WorkloadBlock):
     memory_budget_mb: float | list[BudgetStep] | None = None
     foreground_load: ForegroundLoad | list[ForegroundLoad] | None = None
     charging: bool = True
-    charger_w: float = Field(7.5, ge=0, description="charger power while charging (5 V x 1.5 A USB)")
+    charger_w: float = Field(7.5, ge=0, description="power the charger draws at the wall while charging "
+                             "(5 V x 1.5 A USB); it delivers the SoC spec's battery.charger_efficiency of it")
     initial_soc: float | None = Field(None, ge=0, le=1)
 
     @field_validator("memory_budget_mb")

@@ -118,3 +118,47 @@ def test_stops_at_empty_and_full(bat):
     assert s.charge_c == s.capacity_c and i < 0
     s2, i2, _ = battery_step(bat, s, 0.0, 10.0, 25.0, charging_w=20.0)
     assert s2.charge_c == s.capacity_c and i2 == 0.0
+
+
+def test_the_charger_delivers_its_efficiency_and_heats_with_the_rest(bat):
+    """Input at the wall = what reaches the phone and the pack + the charger's loss."""
+    s = BatteryState.initial(bat, soc=0.5)
+    s1, i, v = battery_step(bat, s, 1.0, 10.0, 25.0, charging_w=7.5)
+    delivered_j = 1.0 * 10.0 - (s1.energy_out_j - s.energy_out_j)      # phone + into the pack
+    assert delivered_j == pytest.approx(7.5 * bat.charger_efficiency * 10.0, rel=1e-9)
+    assert delivered_j + s1.charger_loss_j == pytest.approx(7.5 * 10.0, rel=1e-9)
+    assert s1.charger_loss_j == pytest.approx(7.5 * (1 - bat.charger_efficiency) * 10.0, rel=1e-9)
+    # no charger, no charger heat; a phone drawing more than the charger gives: all of it used
+    assert battery_step(bat, s, 3.0, 10.0, 25.0)[0].charger_loss_j == 0.0
+    s2, i2, _ = battery_step(bat, s, 9.0, 10.0, 25.0, charging_w=7.5)
+    assert i2 > 0 and s2.charger_loss_j == pytest.approx(7.5 * (1 - bat.charger_efficiency) * 10.0, rel=1e-9)
+
+
+def test_constant_voltage_phase_tapers_the_charge_current(bat):
+    """Near full the terminal voltage holds at the charge-voltage limit and the current falls;
+    the charger then delivers (and loses) less than its input allows."""
+    s = BatteryState.initial(bat, soc=0.85)
+    currents, volts, losses = [], [], []
+    for _ in range(240):                                                 # 4 h in 1-minute steps
+        before = s
+        s, i, v = battery_step(bat, s, 0.3, 60.0, 25.0, charging_w=7.5)
+        currents.append(-i)
+        volts.append(v)
+        losses.append((s.charger_loss_j - before.charger_loss_j) / 60.0)
+    assert max(volts) <= bat.charge_voltage_v + 1e-9
+    assert volts[0] < bat.charge_voltage_v - 0.05                       # starts in constant current
+    cc = currents[0]
+    assert cc == pytest.approx((7.5 * bat.charger_efficiency - 0.3) / volts[0], rel=0.02)
+    taper = [k for k, c in enumerate(currents) if c < 0.9 * cc]
+    assert taper, "the current never tapered"
+    k = taper[0]
+    assert all(b <= a + 1e-12 for a, b in zip(currents[k:], currents[k + 1:]))   # falls from there
+    assert s.soc > 0.99
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_charge_voltage_below_the_full_ocv_is_refused(bat):
+    from pydantic import ValidationError
+    from socsim.spec.soc import Battery
+    with pytest.raises(ValidationError, match="charge_voltage_v 4.2 V is below"):
+        Battery(**dict(bat.model_dump(), charge_voltage_v=4.2))

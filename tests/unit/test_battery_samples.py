@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from socsim.hw.battery import (BatteryState, battery_counters, battery_step, counter_columns,
-                               internal_resistance_ohm, ocv_v, pack_current_a, step_profile)
+from socsim.hw.battery import (BatteryState, battery_counters, battery_step, charger_supply_w, counter_columns,
+                               cv_limit_a, internal_resistance_ohm, ocv_v, pack_current_a, step_profile)
 
 from engine_runs import SOC, lenet, run
 
@@ -56,6 +56,10 @@ def test_a_step_with_a_profile_draws_the_pieces_charge():
     prof, i_prof, _ = battery_step(spec, st0, float(pw.mean()), 1.0, 25.0, profile=(pw, dt))
     assert i_prof > i_flat                                       # convexity
     assert prof.energy_out_j - st0.energy_out_j == pytest.approx(float((pw * dt).sum()), rel=1e-9)
+    # the chemical energy that left the pack (OCV x charge) is the phone's plus the pieces' I^2 R
+    ocv = ocv_v(spec, 0.5 - 0.5 * i_prof / st0.capacity_c)
+    assert ocv * i_prof == pytest.approx(prof.energy_out_j + prof.loss_j, rel=1e-6)
+    assert prof.loss_j > flat.loss_j                                     # I^2 R is convex too
 
 
 @settings(max_examples=80, deadline=None)
@@ -75,13 +79,17 @@ def test_step_profile_spreads_the_step_current_over_its_pieces(pieces, soc, temp
     # amount (I is convex in P: at most max I''(P) * var(P) / 2)
     r = internal_resistance_ohm(spec, temp_c)
     ocv = v + i * r
-    exact = np.array([pack_current_a(ocv, r, p - charger_w) for p in power_w])
+    supply_w = charger_supply_w(spec, charger_w)
+    exact = np.array([pack_current_a(ocv, r, p - supply_w) for p in power_w])
+    assert np.allclose(volt, ocv - cur * r, rtol=1e-12)
+    if exact.min() < -cv_limit_a(spec, ocv, r):
+        # constant-voltage phase: the pieces that would charge faster are held at the limit
+        return
     shift = cur - exact
     assert np.ptp(shift) < 1e-9
     var_w2 = float((dt_s * (power_w - mean_w) ** 2).sum() / dt_s.sum())
-    curvature = 2 * r / (ocv * ocv - 4 * r * (power_w.max() - charger_w)) ** 1.5
+    curvature = 2 * r / (ocv * ocv - 4 * r * (power_w.max() - supply_w)) ** 1.5
     assert abs(shift[0]) <= curvature * var_w2 / 2 + 1e-12
-    assert np.allclose(volt, ocv - cur * r, rtol=1e-12)
 
 
 def test_step_profile_keeps_a_limited_step_flat():
