@@ -359,7 +359,7 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
     on a SoC without one) raise InputError as they would at run time.  Returns a short description
     of the first plan.
     """
-    from socsim.engine.sim import Engine, check_plan as check_plan_on_soc
+    from socsim.engine.sim import Engine, check_plan as check_plan_on_soc, plan_coverage
 
     spec = _resolve_soc(soc)
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
@@ -370,9 +370,13 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
     units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}
+    frac, missing = plan_coverage(plan, engine.pctx.graph())
+    short = (f"the plan from plan() of scheduler {wl.scheduler.name!r} runs {frac:.1%} of the training "
+             f"step's multiply-accumulates; {missing}") if missing else None
     return {"soc": spec.name, "workload": wl.name, "scheduler": wl.scheduler.name, "label": plan.label,
             "cpu_cores": list(plan.cpu_cores), "ops": units,
-            "micro_batches": list(plan.micro_batches) if plan.micro_batches else [wl.batch_size]}
+            "micro_batches": list(plan.micro_batches) if plan.micro_batches else [wl.batch_size],
+            "macs_fraction": min(frac, 1.0), "short_plan": short}
 
 
 def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, schedulers: list[str], *,

@@ -496,6 +496,8 @@ def validate(file, soc):
         ops = info["ops"]
         msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, cpu {ops['cpu']} / dsp {ops['dsp']} / "
                 f"gpu {ops['gpu']} ops, cores {info['cpu_cores']}")
+        if info["short_plan"]:
+            err_console.print(escape(f"warning: {info['short_plan']}"), soft_wrap=True)
     out_console.print(escape(msg))
 
 

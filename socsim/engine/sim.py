@@ -80,6 +80,10 @@ class RunStats:
     fg_contended_core_s: list[float] = field(default_factory=list)
     # seconds the batches spent on each: cpu, dsp, gpu (their ops), fastrpc (calls), prep
     time_on_s: dict[str, float] = field(default_factory=dict)
+    # the least share of the training step's multiply-accumulates a plan in force ran (1.0: every
+    # plan ran them all), and what the first plan short of them left out (see plan_coverage)
+    macs_fraction: float = 1.0
+    short_plan: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +165,7 @@ class Engine:
         self.rctx.plan = plan
         self.stats.first_plan = plan
         self._plan_key = _runs(plan)
+        self._coverage(plan, "plan()")
         if plan.label:
             self.stats.plan_labels.append(plan.label)
         self.stats.battery_start_soc = self.acct.battery.soc
@@ -395,9 +400,20 @@ class Engine:
         key = _runs(plan)
         if key != self._plan_key:
             self._plan_key = key
+            self._coverage(plan, "a hook")
             if plan.label:
                 self.stats.plan_labels.append(plan.label)
                 self.recorder.instant(t, "engine", "plan", plan.label)
+
+    def _coverage(self, plan: Plan, hook: str) -> None:
+        """Note a plan that runs less than the whole training step (plan_coverage)."""
+        frac, missing = plan_coverage(plan, self.pctx.graph())
+        if frac < self.stats.macs_fraction:
+            self.stats.macs_fraction = frac
+        if missing is not None and self.stats.short_plan is None:
+            label = f" {plan.label!r}" if plan.label else ""
+            self.stats.short_plan = (f"the plan{label} from {hook} of scheduler {self.scheduler_name!r} runs "
+                                     f"{frac:.1%} of the training step's multiply-accumulates; {missing}")
 
     def _config_switch(self, parts: list[Part]):
         """Changing core set / frequency before a batch costs time (pub:cpu_config_switch_ms),
@@ -614,6 +630,29 @@ def _runs(plan: Plan) -> tuple:
 
 
 UNITS = ("cpu", "dsp", "gpu")
+# Relative shortfall of a plan's multiply-accumulates below the graph's that counts as leaving
+# work out (rounding of rescaled ops is far below it; a dropped op is far above it).
+COVERAGE_TOL = 1e-6
+
+
+def plan_coverage(plan: Plan, graph) -> tuple[float, str | None]:
+    """The share of ``graph``'s multiply-accumulates the plan's steps run (fused, rewritten and
+    micro-batch copies count with their own MACs; recomputation and slower kernels can take it
+    above 1), and, when it falls short, which MAC-carrying ops of the graph no step is named
+    after.  The engine does not refuse such a plan (a scheduler may mean to train part of a
+    model); it reports it (summary ``placement.macs_fraction``, a warning on the console)."""
+    total = sum(op.macs for op in graph.ops)
+    ran = sum(st.op.macs for st in plan.steps)
+    if total <= 0:
+        return 1.0, None
+    frac = ran / total
+    if frac >= 1.0 - COVERAGE_TOL:
+        return frac, None
+    names = {st.op.name for st in plan.steps}
+    missing = [op.name for op in graph.ops if op.macs and op.name not in names]
+    shown = ", ".join(missing[:6]) + (f" (+{len(missing) - 6} more)" if len(missing) > 6 else "")
+    return frac, (f"ops of ctx.graph() not among its steps: {shown}" if missing
+                  else "its ops carry fewer MACs than the graph's")
 
 
 def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None,

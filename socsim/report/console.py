@@ -78,8 +78,16 @@ def memory_budget_note(s: dict[str, Any]) -> str | None:
 
 def notes(s: dict[str, Any]) -> list[str]:
     """The console notes on a finished run: a workload precision the scheduler does not train
-    in, a memory budget it did not keep to."""
-    return [n for n in (precision_note(s), memory_budget_note(s)) if n]
+    in, a memory budget it did not keep to, a plan that left part of the training step out."""
+    return [n for n in (precision_note(s), memory_budget_note(s), coverage_note(s)) if n]
+
+
+def coverage_note(s: dict[str, Any]) -> str | None:
+    """A plan ran less than the whole training step: its figures are not a training step's."""
+    short = (s.get("engine") or {}).get("short_plan")
+    if not short:
+        return None
+    return f"warning: {s['scheduler']}: {short} (its time and energy are not a whole training step's)"
 
 
 def _fmt_sim_time(t_s: float) -> str:

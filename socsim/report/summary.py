@@ -85,6 +85,9 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "plans": stats.plan_labels,
             "plan_batches": dict(stats.plan_batches),
             "config_switches": stats.config_switches,
+            # the least share of the training step's multiply-accumulates a plan in force ran
+            # (below 1: a plan left ops out; socsim.engine.sim.plan_coverage)
+            "macs_fraction": _r(min(stats.macs_fraction, 1.0), 6),
         },
         "memory": {
             "peak_bytes": int(stats.peak_mem_bytes),
@@ -106,6 +109,8 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
     if "precision" in workload.model_fields_set and workload.precision != summary["precision"]:
         # the workload asked for a precision the scheduler does not train in (its own is fixed)
         summary["precision_requested"] = workload.precision
+    if stats.short_plan:
+        summary["engine"]["short_plan"] = stats.short_plan
     loads = workload.environment.foreground_loads
     if loads:
         summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)

@@ -66,6 +66,13 @@ class DictPlan(_Simple):
         return {"steps": []}
 
 
+class NoWeightGrads(_Simple):
+    name = "no-wgrad"
+    def plan(self, ctx):
+        ops = tuple(op for op in ctx.graph().ops if not op.kind.endswith("_wgrad"))
+        return Plan(steps=tuple(Step(op, "cpu") for op in ops), cpu_cores=(4, 5, 6, 7), label="fwd+dgrad")
+
+
 class StrFromHook(_Simple):
     name = "str-hook"
     def on_batch_end(self, ctx, batch, record):
@@ -73,7 +80,7 @@ class StrFromHook(_Simple):
 '''
 EPS = {"npu-plan": "NpuPlan", "empty-plan": "EmptyPlan", "freq-plan": "FreqPlan", "huge-freq": "HugeFreq",
        "dict-plan": "DictPlan", "str-hook": "StrFromHook", "fp32-on-dsp": "Fp32OnDsp",
-       "dsp-no-graph": "DspNoGraph"}
+       "dsp-no-graph": "DspNoGraph", "no-wgrad": "NoWeightGrads"}
 
 
 @pytest.fixture
@@ -118,3 +125,27 @@ def test_a_bad_plan_from_a_hook_names_the_hook(plugin, tmp_path):
     r = invoke("run", "--soc", "sd865", str(wl), "--scheduler", "str-hook", "--quiet", terminal_width=300)
     out = " ".join(r.output.split())
     assert r.exit_code == 2 and "value 'str-hook'" in out and "on_batch_end() returned str, not a Plan" in out, out
+
+
+def test_a_plan_that_leaves_ops_out_runs_with_a_warning(plugin, tmp_path):
+    """Not refused (a scheduler may mean to train part of a model), but never silent: the
+    summary's placement.macs_fraction, engine.short_plan and a console warning name what is missing."""
+    import json
+
+    wl = write_workload(tmp_path, scheduler={"name": "no-wgrad"})
+    r = invoke("run", "--soc", "sd865", str(wl), "--json", str(tmp_path / "s.json"), terminal_width=300)
+    out = " ".join(r.output.split())
+    assert r.exit_code == 0, r.output
+    assert "warning: no-wgrad: the plan 'fwd+dgrad' from plan() of scheduler 'no-wgrad' runs" in out, out
+    assert "ops of ctx.graph() not among its steps:" in out and "wgrad" in out, out
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert 0.3 < s["placement"]["macs_fraction"] < 0.9
+    assert "wgrad" in s["engine"]["short_plan"]
+    v = invoke("validate", str(wl), "--soc", "sd865", terminal_width=300)
+    assert v.exit_code == 0 and "warning: the plan from plan() of scheduler 'no-wgrad' runs" in " ".join(v.output.split())
+    # the shipped schedulers run every op: no warning, macs_fraction 1
+    ok = write_workload(tmp_path, scheduler={"name": "mnn-fp32"})
+    r = invoke("run", "--soc", "sd865", str(ok), "--json", str(tmp_path / "ok.json"), terminal_width=300)
+    assert r.exit_code == 0 and "warning" not in r.output
+    s = json.loads((tmp_path / "ok.json").read_text())
+    assert s["placement"]["macs_fraction"] == 1.0 and "short_plan" not in s["engine"]

@@ -258,3 +258,36 @@ def test_a_switch_to_other_cores_under_the_same_label_is_recorded():
 
     st = _engine(Little(), batches=3).run()
     assert st.plan_labels == ["big4", "big4"] and st.config_switches == 1
+
+
+@pytest.mark.parametrize("name, extra", [
+    ("mnn-fp32", {}), ("tflite-fp32", {}), ("mnn-int8", {}), ("mnn-fp32-gpu", {}), ("pytorch", {}),
+    ("octo", {}), ("mandheling", {}), ("min-energy", {}), ("swan", {}),
+    ("sage", {}), ("sage", {"environment": {"memory_budget_mb": 40}}),
+])
+def test_the_shipped_schedulers_plan_the_whole_training_step(name, extra):
+    """plan_coverage: fused, rewritten, recomputed and micro-batch ops together carry at least the
+    graph's multiply-accumulates; a plan without the weight gradients carries fewer and names them."""
+    from socsim.api import prepare
+    from socsim.engine.sim import plan_coverage
+
+    wl, _, sched, _ = prepare(dict(WL, model="mobilenetv2", input=[3, 32, 32], batch_size=32,
+                                   scheduler={"name": name}, **extra))
+    engine = Engine(SOC, wl, sched)
+    plan = sched.plan(engine.pctx)
+    frac, missing = plan_coverage(plan, engine.pctx.graph())
+    assert frac >= 1.0 - 1e-9 and missing is None, (name, frac, missing)
+    if extra:
+        assert len(plan.micro_batches) > 1     # the budget splits the mini-batch
+
+
+def test_a_plan_without_weight_gradients_is_short(graph):
+    from socsim.engine.sim import plan_coverage
+
+    plan = _cpu(graph)
+    short = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if not s.op.kind.endswith("_wgrad")))
+    frac, missing = plan_coverage(short, graph)
+    wgrad = sum(op.macs for op in graph.ops if op.kind.endswith("_wgrad"))
+    assert frac == pytest.approx(1 - wgrad / sum(op.macs for op in graph.ops))
+    assert missing.startswith("ops of ctx.graph() not among its steps:") and "wgrad" in missing
+    assert plan_coverage(plan, graph) == (1.0, None)
