@@ -64,11 +64,14 @@ class Accounting:
         self._rail_nodes = np.array([self.thermal.index(hs[r]) for r in self.rails], dtype=int) \
             if self._rail_nodes_ok else np.zeros(0, dtype=int)
         # heat that is not a rail's: the pack's I^2 R and the charger's conversion loss (heat
-        # sources "battery" and "charger"; a spec without them keeps that heat out of the network)
-        self._aux_nodes = {k: self.thermal.index(hs[k]) for k in ("battery", "charger")
-                           if hs.get(k) not in (None, soc.thermal.ambient_node)}
-        # their mean power over the last battery step, applied over the next batch (the battery
-        # steps after the batch's thermal solve; the pack's and board's time constants are minutes)
+        # sources "battery" and "charger"; a spec that names neither heats the battery's node and
+        # the platform rail's node, where the charger IC sits; one sent to ambient leaves the phone)
+        aux = {"battery": hs.get("battery", soc.battery.thermal_node),
+               "charger": hs.get("charger", hs.get("platform", soc.battery.thermal_node))}
+        self._aux_nodes = {k: self.thermal.index(n) for k, n in aux.items()
+                           if n != soc.thermal.ambient_node and n in self.thermal.node_names}
+        # their mean power over the last battery step, applied over the next part of a batch (the
+        # battery steps after the thermal solve; the pack's and board's time constants are minutes)
         self._aux_w = np.zeros(len(self.thermal.node_names))
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from socsim.spec.base import Sourced, StrictModel
 
@@ -268,8 +269,11 @@ class Battery(Sourced):
     def _charge_voltage(self) -> "Battery":
         full = max(v for _, v in self.ocv_soc)
         if self.charge_voltage_v < full:
-            raise ValueError(f"charge_voltage_v {self.charge_voltage_v} V is below the full-charge "
-                             f"open-circuit voltage {full} V of ocv_soc")
+            # ctx names the fields (socsim.spec.loader reports the one the spec gives)
+            raise PydanticCustomError(
+                "charge_voltage", "charge_voltage_v {cv} V is below the full-charge open-circuit voltage {full} V "
+                "of ocv_soc (a cell is charged to at most its charge voltage)",
+                {"cv": self.charge_voltage_v, "full": full, "fields": ("charge_voltage_v", "ocv_soc")})
         return self
 
 

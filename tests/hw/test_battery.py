@@ -118,6 +118,10 @@ def test_stops_at_empty_and_full(bat):
     assert s.charge_c == s.capacity_c and i < 0
     s2, i2, _ = battery_step(bat, s, 0.0, 10.0, 25.0, charging_w=20.0)
     assert s2.charge_c == s.capacity_c and i2 == 0.0
+    # an instant (dt = 0) reads the same as any step: no current into a full pack or out of an empty one
+    assert battery_step(bat, s, 0.0, 0.0, 25.0, charging_w=7.5)[1:] == (0.0, ocv_v(bat, 1.0))
+    empty = BatteryState.initial(bat, soc=0.0)
+    assert battery_step(bat, empty, 3.0, 0.0, 25.0)[1] == 0.0
 
 
 def test_the_charger_delivers_its_efficiency_and_heats_with_the_rest(bat):

@@ -22,6 +22,12 @@ def _final(soc, **env):
 
 
 def _without(*keys):
+    """The spec with these heat sources sent to the ambient node: the heat leaves the phone."""
+    hs = {**SOC.thermal.heat_sources, **{k: SOC.thermal.ambient_node for k in keys}}
+    return SOC.model_copy(update={"thermal": SOC.thermal.model_copy(update={"heat_sources": hs})})
+
+
+def _unnamed(*keys):
     hs = {k: v for k, v in SOC.thermal.heat_sources.items() if k not in keys}
     return SOC.model_copy(update={"thermal": SOC.thermal.model_copy(update={"heat_sources": hs})})
 
@@ -35,9 +41,12 @@ def test_a_charging_phone_runs_warmer():
     for node in ("board", "battery", "skin"):
         assert on[node] > off[node] + 1e-4, node
     assert stats_on.rail_energy_j["cpu.mid"] == pytest.approx(stats_off.rail_energy_j["cpu.mid"], rel=1e-3)
-    # without the charger heat source the loss stays out of the network (and nothing else differs)
+    # with the charger's heat sent to ambient the loss leaves the phone; a spec that does not name
+    # the heat sources heats the board (the platform rail's node) and the pack as the shipped ones do
     quiet, _, _ = _final(_without("charger"), charging=True)
     assert quiet["board"] < on["board"] - 1e-3
+    unnamed, _, _ = _final(_unnamed("charger", "battery"), charging=True)
+    assert unnamed == on
 
 
 def test_the_packs_own_loss_heats_the_battery_node():
