@@ -371,12 +371,12 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
         raise _located(e, workload, wl_file, origins) from None
     units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}
     frac, missing = plan_coverage(plan, engine.pctx.graph())
-    short = (f"the plan from plan() of scheduler {wl.scheduler.name!r} runs {frac:.1%} of the training "
-             f"step's multiply-accumulates; {missing}") if missing else None
+    short = (f"the plan from plan() of scheduler {wl.scheduler.name!r} runs only part of the training step: "
+             f"{missing}") if missing else None
     return {"soc": spec.name, "workload": wl.name, "scheduler": wl.scheduler.name, "label": plan.label,
             "cpu_cores": list(plan.cpu_cores), "ops": units,
             "micro_batches": list(plan.micro_batches) if plan.micro_batches else [wl.batch_size],
-            "macs_fraction": min(frac, 1.0), "short_plan": short}
+            "work_fraction": min(frac, 1.0), "short_plan": short}
 
 
 def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, schedulers: list[str], *,

@@ -250,7 +250,7 @@ class _Progress:
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
     """Simulate training WORKLOAD (a YAML file) on a SoC."""
     from socsim.api import dump_json, run as api_run
-    from socsim.report.console import notes, summary_table
+    from socsim.report.console import coverage_note, notes, summary_table
 
     json_path, trace_path = _stdout_alias(json_path), _stdout_alias(trace_path)
     _check_distinct(out, json=json_path, trace=trace_path)
@@ -276,14 +276,14 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         if tmp_dir:
             import shutil
             shutil.rmtree(tmp_dir, ignore_errors=True)
-    run_notes = [] if quiet else notes(res.summary)
+    run_notes = notes(res.summary) if not quiet else [n for n in [coverage_note(res.summary)] if n]
     if not quiet and not to_stdout:
         out_console.print(summary_table(res.summary, deterministic=deterministic))
         for note in run_notes:
             out_console.print(escape(note))
         if out:
             out_console.print(escape(f"wrote {out if out.endswith('/') else out + '/'} ({', '.join(res.files)})"))
-    else:
+    else:  # a run that left part of the training step out says so even when quiet
         for note in run_notes:
             err_console.print(escape(note), soft_wrap=True)
 
@@ -342,7 +342,7 @@ _DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
 def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
     from socsim.api import compare as api_compare, dump_json
-    from socsim.report.console import compare_table, notes
+    from socsim.report.console import compare_table, coverage_note, notes
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     json_path = _stdout_alias(json_path)
@@ -360,6 +360,9 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
         out_console.print(compare_table(runs))
         for note in (n for r in runs for n in notes(r)):
             out_console.print(escape(note))
+    else:  # a run that left part of the training step out says so even when quiet
+        for note in (n for r in runs for n in [coverage_note(r)] if n):
+            err_console.print(escape(note), soft_wrap=True)
 
 
 @main.command()

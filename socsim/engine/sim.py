@@ -80,9 +80,9 @@ class RunStats:
     fg_contended_core_s: list[float] = field(default_factory=list)
     # seconds the batches spent on each: cpu, dsp, gpu (their ops), fastrpc (calls), prep
     time_on_s: dict[str, float] = field(default_factory=dict)
-    # the least share of the training step's multiply-accumulates a plan in force ran (1.0: every
-    # plan ran them all), and what the first plan short of them left out (see plan_coverage)
-    macs_fraction: float = 1.0
+    # the least share of the training step's work a plan in force ran, phase by phase (1.0:
+    # every plan ran every op), and what the first plan short of it left out (plan_coverage)
+    work_fraction: float = 1.0
     short_plan: str | None = None
 
 
@@ -127,6 +127,7 @@ class Engine:
         self._active_loads: list = []  # foreground loads running now, in start order
         self._bg_dram_gbs = 0.0  # DRAM bandwidth the active foreground loads take
         self._pending_plan: Plan | None = None
+        self._pending_hook = "a hook"   # the method that handed the pending plan (for reports)
         self._budget_queue: list[tuple[float, float]] = []  # memory-budget steps (at_s, MiB) not yet delivered
         self._over_last = (-2, -1)  # (batch, budget) of the last memory over the budget
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
@@ -206,7 +207,7 @@ class Engine:
             t0 = self.env.now
             parts: list[Part] = []
             if self._pending_plan is not None:
-                self._switch_plan(self._pending_plan)
+                self._switch_plan(self._pending_plan, self._pending_hook)
                 self._pending_plan = None
                 yield from self._config_switch(parts)
             plan = self._plan
@@ -372,6 +373,7 @@ class Engine:
                            batch_size=self.workload.batch_size)
                 self._checked[id(new_plan)] = new_plan
             self._pending_plan = new_plan
+            self._pending_hook = hook
 
     def _thermal_trip(self, te: ThermalEvent) -> None:
         """``on_thermal_trip`` at the governor's poll that crossed the trip: the context reads
@@ -385,14 +387,14 @@ class Engine:
         self.rctx.temps_c = temps  # caps_mhz: the accounting has published the new caps
         self._apply(self.scheduler.on_thermal_trip(self.rctx, te), "on_thermal_trip()")
 
-    def _switch_plan(self, plan: Plan) -> None:
+    def _switch_plan(self, plan: Plan, hook: str) -> None:
         old = self._plan
         self._plan = plan
         self.rctx.plan = plan
-        self._plan_in_force(plan, self.env.now)
+        self._plan_in_force(plan, self.env.now, hook)
         self._config_changed = (old.cpu_cores != plan.cpu_cores or old.cpu_freq_mhz != plan.cpu_freq_mhz)
 
-    def _plan_in_force(self, plan: Plan, t: float) -> None:
+    def _plan_in_force(self, plan: Plan, t: float, hook: str = "a hook") -> None:
         """Record a plan taking over (the summary's ``placement.plans``, a ``plan`` event) when it
         changes what runs (label, steps and units, cores, operating point, DSP graph): a plan
         handed again, or its copy without the compilation it paid in its first batch, is not a
@@ -400,7 +402,7 @@ class Engine:
         key = _runs(plan)
         if key != self._plan_key:
             self._plan_key = key
-            self._coverage(plan, "a hook")
+            self._coverage(plan, hook)
             if plan.label:
                 self.stats.plan_labels.append(plan.label)
                 self.recorder.instant(t, "engine", "plan", plan.label)
@@ -408,12 +410,13 @@ class Engine:
     def _coverage(self, plan: Plan, hook: str) -> None:
         """Note a plan that runs less than the whole training step (plan_coverage)."""
         frac, missing = plan_coverage(plan, self.pctx.graph())
-        if frac < self.stats.macs_fraction:
-            self.stats.macs_fraction = frac
+        if frac < self.stats.work_fraction:
+            self.stats.work_fraction = frac
         if missing is not None and self.stats.short_plan is None:
             label = f" {plan.label!r}" if plan.label else ""
-            self.stats.short_plan = (f"the plan{label} from {hook} of scheduler {self.scheduler_name!r} runs "
-                                     f"{frac:.1%} of the training step's multiply-accumulates; {missing}")
+            self.stats.short_plan = (f"the plan{label} from {hook} of scheduler {self.scheduler_name!r} runs only "
+                                     f"part of the training step: {missing}")
+            self.recorder.instant(self.env.now, "engine", "short plan", self.stats.short_plan)
 
     def _config_switch(self, parts: list[Part]):
         """Changing core set / frequency before a batch costs time (pub:cpu_config_switch_ms),
@@ -590,7 +593,7 @@ class Engine:
                 self._check_continuation(c, cur, step, hook)
                 taken.append((step, c))
                 self.rctx.plan = c
-                self._plan_in_force(c, t)
+                self._plan_in_force(c, t, f"ctx.continue_batch() in {hook}")
                 self.recorder.instant(t, "engine", "continue batch", f"from step {step}: {c.label}")
             self._apply(new_plan, "on_memory_pressure()")
         return taken
@@ -636,23 +639,42 @@ COVERAGE_TOL = 1e-6
 
 
 def plan_coverage(plan: Plan, graph) -> tuple[float, str | None]:
-    """The share of ``graph``'s multiply-accumulates the plan's steps run (fused, rewritten and
-    micro-batch copies count with their own MACs; recomputation and slower kernels can take it
-    above 1), and, when it falls short, which MAC-carrying ops of the graph no step is named
-    after.  The engine does not refuse such a plan (a scheduler may mean to train part of a
-    model); it reports it (summary ``placement.macs_fraction``, a warning on the console)."""
-    total = sum(op.macs for op in graph.ops)
-    ran = sum(st.op.macs for st in plan.steps)
-    if total <= 0:
+    """How much of ``graph``'s training step the plan's steps run: the least share, over the
+    forward pass, the error gradients and the weight gradients, of the graph's multiply-accumulates
+    in that phase, and of its weight updates' arithmetic (their work is element-wise).  Fused,
+    rewritten and micro-batch ops count with their own work; recomputation can take a share above
+    1; an op a framework runs with slower kernels (``kernel_efficiency``, socsim.sched.baselines)
+    counts with the work it stands for, not its inflated cost.  When a share falls short, also
+    says which ops of the graph carrying that work no step is named after.  The engine does not
+    refuse such a plan (a scheduler may mean to train part of a model, or use a kernel with fewer
+    multiplications); it reports it (summary ``placement.work_fraction``, a warning)."""
+    def work(ops, phase: str) -> float:
+        key = "flops" if phase == "update" else "macs"
+        total = 0.0
+        for op in ops:
+            if op.phase == phase:
+                eff = dict(op.attrs).get("kernel_efficiency")
+                total += getattr(op, key) * (float(eff) if eff is not None else 1.0)
+        return total
+
+    fracs = []
+    for phase in ("forward", "error_grad", "weight_grad", "update"):
+        need = work(graph.ops, phase)
+        if need > 0:
+            fracs.append((work((st.op for st in plan.steps), phase) / need, phase))
+    if not fracs:
         return 1.0, None
-    frac = ran / total
+    frac, phase = min(fracs)
     if frac >= 1.0 - COVERAGE_TOL:
         return frac, None
+    key = "flops" if phase == "update" else "macs"
     names = {st.op.name for st in plan.steps}
-    missing = [op.name for op in graph.ops if op.macs and op.name not in names]
+    missing = [op.name for op in graph.ops if op.phase == phase and getattr(op, key) and op.name not in names]
     shown = ", ".join(missing[:6]) + (f" (+{len(missing) - 6} more)" if len(missing) > 6 else "")
-    return frac, (f"ops of ctx.graph() not among its steps: {shown}" if missing
-                  else "its ops carry fewer MACs than the graph's")
+    what = {"forward": "forward", "error_grad": "error-gradient", "weight_grad": "weight-gradient",
+            "update": "weight-update"}[phase]
+    return frac, (f"{frac:.1%} of its {what} work; ops of ctx.graph() not among its steps: {shown}" if missing
+                  else f"{frac:.1%} of its {what} work (its ops carry less work than the graph's)")
 
 
 def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None,

@@ -34,7 +34,8 @@ _PHASE_COLOURS = {"forward": "#4878d0", "error_grad": "#ee854a", "weight_grad": 
 _CSS = """body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.chart svg{width:100%;height:auto}
-.empty{color:#888;font-style:italic}h2{margin-top:1.5em;border-bottom:1px solid #ddd}"""
+.empty{color:#888;font-style:italic}h2{margin-top:1.5em;border-bottom:1px solid #ddd}
+.notes{background:#fff4d6;border:1px solid #e0b84c;padding:0.5em 1em}"""
 
 
 def track_order(track: str) -> tuple[int, int, str]:
@@ -283,6 +284,20 @@ def read_summary(path: Path) -> dict:
     return summary
 
 
+def _notes(summary: dict) -> str:
+    """What the console says beside the summary (a plan that left ops out, a precision the
+    scheduler does not train in, a memory budget not kept), above everything else."""
+    from socsim.report.console import notes
+
+    try:
+        found = notes(summary) if summary else []
+    except (KeyError, TypeError):   # a summary from another version: no notes rather than no report
+        found = []
+    if not found:
+        return ""
+    return "<div class=\"notes\">" + "".join(f"<p>{html.escape(n)}</p>" for n in found) + "</div>\n"
+
+
 def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
     """The report page of the run in ``run_dir`` as a string."""
     run_dir = Path(run_dir)
@@ -296,6 +311,7 @@ def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
     parts = [
         f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>socsim {html.escape(title)}"
         f"</title><style>{_CSS}</style></head><body><h1>socsim run: {html.escape(title)}</h1>\n",
+        _notes(summary),
         "<h2>Summary</h2>" + _summary_table(summary) + "\n",
         _section("chart-energy-by-rail", "Energy by rail", _energy_by_rail(summary, ts)),
         _section("chart-power", "Rail power over time",

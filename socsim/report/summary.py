@@ -85,9 +85,9 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "plans": stats.plan_labels,
             "plan_batches": dict(stats.plan_batches),
             "config_switches": stats.config_switches,
-            # the least share of the training step's multiply-accumulates a plan in force ran
+            # the least share of the training step's work a plan in force ran, phase by phase
             # (below 1: a plan left ops out; socsim.engine.sim.plan_coverage)
-            "macs_fraction": _r(min(stats.macs_fraction, 1.0), 6),
+            "work_fraction": _r(min(stats.work_fraction, 1.0), 6),
         },
         "memory": {
             "peak_bytes": int(stats.peak_mem_bytes),
@@ -97,6 +97,9 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "battery": {
             "soc_start": _r(stats.battery_start_soc, 6),
             "soc_end": _r(stats.battery_end_soc, 6),
+            # heat of the pack's own I^2 R and of the charger's conversion (socsim.hw.battery)
+            "pack_loss_j": _r(engine.acct.battery.loss_j, 6),
+            "charger_loss_j": _r(engine.acct.battery.charger_loss_j, 6),
         },
         "engine": {
             "templates_built": stats.templates_built,

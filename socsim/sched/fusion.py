@@ -12,7 +12,8 @@ Two passes over an op list in execution order, both pure functions of the ops:
 * :func:`fuse` (operator fusion): consecutive ops joined by a producer->consumer edge become one
   kernel when at most one of them is asymmetrical (convolution, matrix product, reduction, pool,
   norm); symmetrical (element-wise / injective) ops fuse with each other and with one
-  asymmetrical op; opaque ops (gather/scatter, sort, argmax) never fuse.  A member's output that
+  asymmetrical op; opaque ops (gather/scatter, sort, argmax) never fuse, nor does a weight update
+  with the gradient ops before it (it must run once per mini-batch).  A member's output that
   an op outside the kernel reads later stays materialised; the others never reach memory, which
   removes their write, their re-read and their allocation, and one kernel launch per member.
 
@@ -158,6 +159,10 @@ class FusionStats:
 def _can_join(first: Op, group_names: set[str], has_asym: bool, op: Op) -> bool:
     cls = op_class(op)
     if cls == "opaque" or op_class(first) == "opaque":
+        return False
+    if (op.phase == "update") != (first.phase == "update"):
+        # a weight update reads the finished gradient: under gradient accumulation it runs once
+        # after every micro-batch, so it never joins a kernel of the per-micro-batch graph
         return False
     if cls == "asym" and has_asym:
         return False

@@ -276,7 +276,12 @@ def test_the_shipped_schedulers_plan_the_whole_training_step(name, extra):
     engine = Engine(SOC, wl, sched)
     plan = sched.plan(engine.pctx)
     frac, missing = plan_coverage(plan, engine.pctx.graph())
-    assert frac >= 1.0 - 1e-9 and missing is None, (name, frac, missing)
+    assert frac >= 1.0 - 1e-6 and missing is None, (name, frac, missing)   # rounding of rescaled ops
+    if name == "sage":   # the weight updates run once per mini-batch, never inside a micro-batch's kernel
+        fused = [s.op for s in plan.steps if "sgd_update" in dict(s.op.attrs).get("fused", "")]
+        updates = [s.op for s in plan.steps if s.op.kind == "sgd_update"]
+        graph_updates = [op for op in engine.pctx.graph().ops if op.kind == "sgd_update"]
+        assert not fused and len(updates) == len(graph_updates)
     if extra:
         assert len(plan.micro_batches) > 1     # the budget splits the mini-batch
 
@@ -287,7 +292,12 @@ def test_a_plan_without_weight_gradients_is_short(graph):
     plan = _cpu(graph)
     short = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if not s.op.kind.endswith("_wgrad")))
     frac, missing = plan_coverage(short, graph)
-    wgrad = sum(op.macs for op in graph.ops if op.kind.endswith("_wgrad"))
-    assert frac == pytest.approx(1 - wgrad / sum(op.macs for op in graph.ops))
-    assert missing.startswith("ops of ctx.graph() not among its steps:") and "wgrad" in missing
+    phase = [op for op in graph.ops if op.phase == "weight_grad"]
+    dropped = sum(op.macs for op in phase if op.kind.endswith("_wgrad"))
+    assert frac == pytest.approx(1 - dropped / sum(op.macs for op in phase))
+    assert "of its weight-gradient work; ops of ctx.graph() not among its steps:" in missing and "wgrad" in missing
     assert plan_coverage(plan, graph) == (1.0, None)
+    # the weight updates are element-wise: measured by their arithmetic, so dropping them shows too
+    no_update = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.op.phase != "update"))
+    frac, missing = plan_coverage(no_update, graph)
+    assert frac == 0.0 and "weight-update work" in missing and ".update" in missing
