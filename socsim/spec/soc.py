@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
 
 from socsim.spec.base import Sourced, StrictModel
 
@@ -258,23 +257,13 @@ class Battery(Sourced):
     thermal_node: str = "battery"
     # Charge-voltage limit of the constant-voltage phase: 4.4 V, as usual for 3.87 V-nominal
     # high-voltage LiCoO2 phone cells (the specs' battery sources); the charge current tapers as
-    # OCV + I R reaches it (socsim.hw.battery).
-    charge_voltage_v: PositiveFloat = 4.4
+    # OCV + I R reaches it (socsim.hw.battery).  A limit below the table's full-charge OCV stops
+    # the charge short of full, as a phone's battery-protection charge limit does.
+    charge_voltage_v: float = Field(4.4, gt=0, allow_inf_nan=False)
     # Switch-mode buck charger efficiency, input power to power delivered to the phone and pack:
     # 0.93, TI bq25890 datasheet (93% charge efficiency at 2 A; a 5 V x 1.5 A charger gives the
     # pack ~1.7 A).  The loss heats the charger's node (thermal heat_sources "charger").
     charger_efficiency: float = Field(0.93, gt=0, le=1)
-
-    @model_validator(mode="after")
-    def _charge_voltage(self) -> "Battery":
-        full = max(v for _, v in self.ocv_soc)
-        if self.charge_voltage_v < full:
-            # ctx names the fields (socsim.spec.loader reports the one the spec gives)
-            raise PydanticCustomError(
-                "charge_voltage", "charge_voltage_v {cv} V is below the full-charge open-circuit voltage {full} V "
-                "of ocv_soc (a cell is charged to at most its charge voltage)",
-                {"cv": self.charge_voltage_v, "full": full, "fields": ("charge_voltage_v", "ocv_soc")})
-        return self
 
 
 class Platform(Sourced):
