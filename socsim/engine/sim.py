@@ -254,6 +254,10 @@ class Engine:
             self.rctx.plan = self._plan  # a continuation held for this batch only
             if self.progress is not None:
                 self.progress(b + 1, total)
+            if self.acct.battery.charge_c <= 0.0 and not self.rctx.stop_requested:
+                # the pack ran dry during this batch (its draw beyond the charge left is counted):
+                # Android shuts the phone down at an empty gauge, and training stops with it
+                self.rctx.stop_requested = "battery empty: the phone shut down"
             if self.rctx.stop_requested:
                 st.stop_reason = self.rctx.stop_requested
                 self.recorder.instant(self.env.now, "engine", "stop", st.stop_reason)

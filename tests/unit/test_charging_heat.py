@@ -58,3 +58,16 @@ def test_the_packs_own_loss_heats_the_battery_node():
     rise = with_loss["battery"] - without["battery"]
     assert rise < bat.loss_j / SOC.thermal.nodes[[n.name for n in SOC.thermal.nodes].index("battery")].capacitance_j_per_k
     assert np.isfinite(rise)
+
+
+def test_an_empty_battery_stops_the_run():
+    """The phone shuts down at an empty gauge: training stops after the batch that drained it,
+    unless the charger keeps up with the phone."""
+    wl, _, sched, _ = prepare(lenet(batches=20, environment={"initial_soc": 2e-6, "charging": False}))
+    engine = Engine(SOC, wl, sched, NullRecorder())
+    stats = engine.run()
+    assert stats.batches < 20 and stats.stop_reason == "battery empty: the phone shut down"
+    assert engine.acct.battery.charge_c == 0.0
+    wl, _, sched, _ = prepare(lenet(batches=5, environment={"initial_soc": 2e-6, "charging": True}))
+    stats = Engine(SOC, wl, sched, NullRecorder()).run()
+    assert stats.batches == 5 and stats.stop_reason is None
