@@ -131,6 +131,7 @@ class Engine:
         self._budget_queue: list[tuple[float, float]] = []  # memory-budget steps (at_s, MiB) not yet delivered
         self._over_last = (-2, -1)  # (batch, budget) of the last memory over the budget
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
+        self._covered: dict[int, Plan] = {}  # plans plan_coverage measured (likewise)
         self._config_changed = False  # the next batch pays a core-set / frequency switch
         self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
         self._freqs: dict[str, float] = {}
@@ -412,7 +413,11 @@ class Engine:
                 self.recorder.instant(t, "engine", "plan", plan.label)
 
     def _coverage(self, plan: Plan, hook: str) -> None:
-        """Note a plan that runs less than the whole training step (plan_coverage)."""
+        """Note a plan that runs less than the whole training step (plan_coverage), once per
+        plan object (schedulers hand the same plans back and forth)."""
+        if self._covered.get(id(plan)) is plan:
+            return
+        self._covered[id(plan)] = plan
         frac, missing = plan_coverage(plan, self.pctx.graph())
         if frac < self.stats.work_fraction:
             self.stats.work_fraction = frac
@@ -642,6 +647,18 @@ UNITS = ("cpu", "dsp", "gpu")
 COVERAGE_TOL = 1e-6
 
 
+def _phase_work(ops) -> dict[str, float]:
+    """Work per phase: multiply-accumulates, arithmetic for the (element-wise) weight updates;
+    an op rescaled for a slower framework kernel counts with the work it stands for."""
+    out: dict[str, float] = {}
+    for op in ops:
+        w = op.flops if op.phase == "update" else op.macs
+        if w:
+            eff = dict(op.attrs).get("kernel_efficiency") if op.attrs else None
+            out[op.phase] = out.get(op.phase, 0.0) + w * (float(eff) if eff is not None else 1.0)
+    return out
+
+
 def plan_coverage(plan: Plan, graph) -> tuple[float, str | None]:
     """How much of ``graph``'s training step the plan's steps run: the least share, over the
     forward pass, the error gradients and the weight gradients, of the graph's multiply-accumulates
@@ -652,20 +669,8 @@ def plan_coverage(plan: Plan, graph) -> tuple[float, str | None]:
     says which ops of the graph carrying that work no step is named after.  The engine does not
     refuse such a plan (a scheduler may mean to train part of a model, or use a kernel with fewer
     multiplications); it reports it (summary ``placement.work_fraction``, a warning)."""
-    def work(ops, phase: str) -> float:
-        key = "flops" if phase == "update" else "macs"
-        total = 0.0
-        for op in ops:
-            if op.phase == phase:
-                eff = dict(op.attrs).get("kernel_efficiency")
-                total += getattr(op, key) * (float(eff) if eff is not None else 1.0)
-        return total
-
-    fracs = []
-    for phase in ("forward", "error_grad", "weight_grad", "update"):
-        need = work(graph.ops, phase)
-        if need > 0:
-            fracs.append((work((st.op for st in plan.steps), phase) / need, phase))
+    need, ran = _phase_work(graph.ops), _phase_work(st.op for st in plan.steps)
+    fracs = [(ran.get(phase, 0.0) / w, phase) for phase, w in need.items() if w > 0]
     if not fracs:
         return 1.0, None
     frac, phase = min(fracs)
