@@ -359,7 +359,7 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
     on a SoC without one) raise InputError as they would at run time.  Returns a short description
     of the first plan.
     """
-    from socsim.engine.sim import Engine, check_plan as check_plan_on_soc, plan_coverage
+    from socsim.engine.sim import Engine, check_plan as check_plan_on_soc, plan_coverage, short_plan_note
 
     spec = _resolve_soc(soc)
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
@@ -371,8 +371,7 @@ def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload
         raise _located(e, workload, wl_file, origins) from None
     units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}
     frac, missing = plan_coverage(plan, engine.pctx.graph())
-    short = (f"the plan from plan() of scheduler {wl.scheduler.name!r} runs only part of the training step: "
-             f"{missing}") if missing else None
+    short = short_plan_note(plan, "plan()", wl.scheduler.name, missing) if missing else None
     return {"soc": spec.name, "workload": wl.name, "scheduler": wl.scheduler.name, "label": plan.label,
             "cpu_cores": list(plan.cpu_cores), "ops": units,
             "micro_batches": list(plan.micro_batches) if plan.micro_batches else [wl.batch_size],

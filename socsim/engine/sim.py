@@ -422,9 +422,7 @@ class Engine:
         if frac < self.stats.work_fraction:
             self.stats.work_fraction = frac
         if missing is not None and self.stats.short_plan is None:
-            label = f" {plan.label!r}" if plan.label else ""
-            self.stats.short_plan = (f"the plan{label} from {hook} of scheduler {self.scheduler_name!r} runs only "
-                                     f"part of the training step: {missing}")
+            self.stats.short_plan = short_plan_note(plan, hook, self.scheduler_name, missing)
             self.recorder.instant(self.env.now, "engine", "short plan", self.stats.short_plan)
 
     def _config_switch(self, parts: list[Part]):
@@ -657,6 +655,12 @@ def _phase_work(ops) -> dict[str, float]:
             eff = dict(op.attrs).get("kernel_efficiency") if op.attrs else None
             out[op.phase] = out.get(op.phase, 0.0) + w * (float(eff) if eff is not None else 1.0)
     return out
+
+
+def short_plan_note(plan: Plan, hook: str, scheduler: str, missing: str) -> str:
+    """What the reports say of a plan that runs only part of the training step."""
+    label = f" {plan.label!r}" if plan.label else ""
+    return f"the plan{label} from {hook} of scheduler {scheduler!r} runs only part of the training step: {missing}"
 
 
 def plan_coverage(plan: Plan, graph) -> tuple[float, str | None]:

@@ -143,7 +143,8 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
         if (i < 0.0 and state.charge_c >= state.capacity_c) or (i > 0.0 and state.charge_c <= 0.0):
             i = 0.0                      # a full pack takes no charge, an empty one gives none
         return state, i, ocv - i * r
-    i0 = max(pack_current_a(ocv_v(spec, state.soc), r, net_w), -cv_limit_a(spec, ocv_v(spec, state.soc), r))
+    ocv0 = ocv_v(spec, state.soc)
+    i0 = max(pack_current_a(ocv0, r, net_w), -cv_limit_a(spec, ocv0, r))
     soc_mid = min(max(state.soc - 0.5 * i0 * dt_s / state.capacity_c, 0.0), 1.0)
     ocv = ocv_v(spec, soc_mid)
     i_cv = cv_limit_a(spec, ocv, r)

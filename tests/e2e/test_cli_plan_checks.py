@@ -148,7 +148,7 @@ def test_a_plan_that_leaves_ops_out_runs_with_a_warning(plugin, tmp_path):
     assert s["placement"]["work_fraction"] == pytest.approx(0.141458, abs=1e-6)
     assert "wgrad" in s["engine"]["short_plan"]
     v = invoke("validate", str(wl), "--soc", "sd865", terminal_width=300)
-    assert v.exit_code == 0 and "warning: the plan from plan() of scheduler 'no-wgrad' runs only part" in " ".join(v.output.split())
+    assert v.exit_code == 0 and "warning: the plan 'fwd+dgrad' from plan() of scheduler 'no-wgrad' runs only part" in " ".join(v.output.split())
     # the warning is not a console nicety: --quiet and --json - keep it (on stderr)
     for args in (["--quiet"], ["--json", "-"]):
         r = invoke("run", "--soc", "sd865", str(wl), *args, terminal_width=300)
