@@ -356,12 +356,15 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     if json_path:
         from socsim.report.summary import compare_report
         _write_atomic(json_path, dump_json(compare_report(runs)))
+    # as run does: the notes on stdout with the table; with the JSON on stdout, on stderr;
+    # under --quiet only a plan that left part of the training step out
+    run_notes = [n for r in runs for n in (notes(r) if not quiet else [coverage_note(r)]) if n]
     if not quiet and json_path != "-":
         out_console.print(compare_table(runs))
-        for note in (n for r in runs for n in notes(r)):
+        for note in run_notes:
             out_console.print(escape(note))
-    else:  # a run that left part of the training step out says so even when quiet
-        for note in (n for r in runs for n in [coverage_note(r)] if n):
+    else:
+        for note in run_notes:
             err_console.print(escape(note), soft_wrap=True)
 
 

@@ -126,16 +126,19 @@ class PlanContext:
             cfg = self.oracle.config("gpu")
         return self.oracle.time_s(op, unit, cfg)
 
-    def estimate(self, plan, freq: str | float | dict | None = None, temp_c: float | None = None) -> tuple[float, float]:
+    def estimate(self, plan, freq: str | float | dict | None = None, temp_c: float | None = None,
+                 first_batch: bool = False) -> tuple[float, float]:
         """(time_s, energy_j) of one batch of ``plan`` at steady operating points, as a profiling
         run on the idle phone would measure them (whole-phone energy, rails at ``temp_c``,
         default the ambient temperature).  ``freq`` defaults to the plan's fixed frequencies,
-        else the top OPP of the clusters it uses.  A plan placing an op on a unit that cannot run
-        it costs (inf, inf), as :meth:`profile` does for the op."""
+        else the top OPP of the clusters it uses.  A batch after the first: a DSP graph the plan
+        prepares once (``dsp_graph="reuse"``) is ready; ``first_batch=True`` costs the batch that
+        prepares it.  A plan placing an op on a unit that cannot run it costs (inf, inf), as
+        :meth:`profile` does for the op."""
         if not all(unit_runs(self.soc, st.op, st.unit) for st in plan.steps):
             return math.inf, math.inf
         freqs = self._estimate_freqs(plan, freq)
-        prep = plan.dsp_graph == "per_batch"
+        prep = plan.dsp_graph == "per_batch" or (first_batch and plan.dsp_graph == "reuse")
         tpl = self.walker.template(plan, freqs, prep)
         t = self.workload.environment.ambient_c if temp_c is None else temp_c
         static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)

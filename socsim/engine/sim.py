@@ -133,7 +133,11 @@ class Engine:
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
         self._covered: dict[int, Plan] = {}  # plans plan_coverage measured (likewise)
         self._config_changed = False  # the next batch pays a core-set / frequency switch
-        self._dsp_prepared: set[int] = set()  # plans whose DSP subgraphs are prepared (kept alive in _templates)
+        # DSP graphs prepared so far, by the identity of the plan's steps (kept alive here): a
+        # plan that differs from a prepared one only in its CPU operating point or label (one
+        # made with dataclasses.replace, as min-energy's variants of a base plan) runs the same
+        # prepared graph; a plan with steps of its own prepares its own
+        self._dsp_prepared: dict[int, tuple] = {}
         self._freqs: dict[str, float] = {}
         self._util: dict[str, float] = {}
         try:  # a frequency no cluster it applies to can run is bad input, not a silent clamp
@@ -213,12 +217,13 @@ class Engine:
                 yield from self._config_switch(parts)
             plan = self._plan
             self._plan_in_force(plan, self.env.now)  # again, after a batch a continuation finished
-            prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse" and id(plan) not in self._dsp_prepared)
+            prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse"
+                                                     and id(plan.steps) not in self._dsp_prepared)
             fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
             loads = tuple(self._active_loads)  # the foreground apps this batch runs with
             ran = yield from self._run_batch(plan, prep, fg, parts)  # ``plan``, or the continuation that finished it
             if prep:
-                self._dsp_prepared.add(id(plan))
+                self._dsp_prepared[id(plan.steps)] = plan.steps
                 self.stats.dsp_prepared_batches += 1
             self._record_slices(b, parts)
             if self._budget_steps:

@@ -78,8 +78,20 @@ def memory_budget_note(s: dict[str, Any]) -> str | None:
 
 def notes(s: dict[str, Any]) -> list[str]:
     """The console notes on a finished run: a workload precision the scheduler does not train
-    in, a memory budget it did not keep to, a plan that left part of the training step out."""
-    return [n for n in (precision_note(s), memory_budget_note(s), coverage_note(s)) if n]
+    in, a memory budget it did not keep to, a time budget it did not keep to, a plan that left
+    part of the training step out."""
+    return [n for n in (precision_note(s), memory_budget_note(s), time_budget_note(s), coverage_note(s)) if n]
+
+
+def time_budget_note(s: dict[str, Any]) -> str | None:
+    """A one-line note when a scheduler planned the run under a time budget (``theta_t_s``)
+    and the run took longer (``scheduler_info.within_budget`` false), else None."""
+    info = s.get("scheduler_info") or {}
+    if info.get("within_budget") is not False:
+        return None
+    return (f"note: {s['scheduler']} planned for a time budget of {_fmt_sim_time(info['theta_t_s'])} "
+            f"(scheduler_info.theta_t_s) and the run took {_fmt_sim_time(info['run_time_s'])}: its plan "
+            "rests on profiled batch times, which this run did not keep to")
 
 
 def coverage_note(s: dict[str, Any]) -> str | None:

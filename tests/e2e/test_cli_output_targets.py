@@ -92,3 +92,17 @@ def test_sweep_progress_counts_points(tmp_path, monkeypatch):
     _stderr_of(["sweep", "--soc", "sd865", str(wl), "--grid", "batch_size=8,16,32"], 0.0, monkeypatch)
     text = buf.getvalue()
     assert "/3 points" in text and "batches" not in text
+
+
+def test_compare_with_its_json_on_stdout_puts_the_notes_on_stderr(tmp_path):
+    """As run does: stdout stays one JSON document, the notes go to stderr (only the note on a
+    short plan under --quiet)."""
+    wl = write_workload(tmp_path)
+    args = ["compare", "--soc", "sd865", str(wl), "--schedulers", "mnn-fp32,mnn-int8", "--set", "precision=fp32",
+            "--json", "-"]
+    r = invoke(*args)
+    assert r.exit_code == 0, r.output
+    assert [x["scheduler"] for x in json.loads(r.stdout)["runs"]] == ["mnn-fp32", "mnn-int8"]
+    assert "note: mnn-int8 trains niti" in " ".join(r.stderr.split())
+    r = invoke(*args, "--quiet")
+    assert r.exit_code == 0 and "note:" not in r.stderr
