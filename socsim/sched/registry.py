@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import dataclass
+import traceback
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -36,6 +37,8 @@ class Entry:
     error: str | None
     description: str = ""
     builtin: bool = False  # registered by socsim itself (its exceptions are socsim's bugs)
+    # the exception that broke the plugin's import (SOCSIM_DEBUG prints its traceback)
+    cause: BaseException | None = field(default=None, compare=False, repr=False)
 
 
 def _is_builtin(ep) -> bool:
@@ -79,7 +82,7 @@ def discover() -> dict[str, Entry]:
                 out[ep.name] = Entry(ep.name, ep.value, cls, None, str(getattr(cls, "description", "") or ""),
                                      builtin=builtin)
         except _LoadError as e:  # a broken plugin must not stop the others
-            out[ep.name] = Entry(ep.name, ep.value, None, str(e), builtin=builtin)
+            out[ep.name] = Entry(ep.name, ep.value, None, str(e), builtin=builtin, cause=e.__cause__)
         except Exception as e:
             out[ep.name] = Entry(ep.name, ep.value, None, f"{type(e).__name__}: {e}", builtin=builtin)
     return dict(sorted(out.items()))
@@ -106,7 +109,19 @@ def _load(ep) -> Any:
         tail = f" after printing {said[-1].strip()!r}" if said else ""
         raise _LoadError(f"the plugin called sys.exit({e.code!r}) while being imported{tail}") from None
     except Exception as e:
-        raise _LoadError(f"{type(e).__name__}: {e}") from None
+        raise _LoadError(f"{type(e).__name__}: {e}{_where(e)}") from e
+
+
+def _where(e: BaseException) -> str:
+    """Where in the plugin's own code an import failed: the innermost frame outside the import
+    machinery (the plugin's line that raised, or its ``import`` of what is missing), as
+    " (at FILE, line N)"; "" when the exception says it itself (a SyntaxError) or has no frame."""
+    if isinstance(e, SyntaxError):
+        return ""
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if "importlib" not in f.filename and not f.filename.startswith("<")
+              and not f.filename.endswith(("/socsim/sched/registry.py", "\\socsim\\sched\\registry.py"))]
+    return f" (at {frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
 
 
 def _dist_name(ep) -> str:
@@ -169,7 +184,7 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
                          value=name)
     if entry.cls is None:
         raise InputError(f"scheduler plugin {entry.target!r} is broken: {entry.error}", file=file,
-                         field="scheduler.name", value=name)
+                         field="scheduler.name", value=name) from entry.cause
     if not entry.builtin:
         # two plugins registering one name: which of them would run is an accident of their
         # distribution names, so neither does

@@ -83,6 +83,22 @@ def test_selecting_a_broken_or_missing_plugin_exits_2(plugins, tmp_path):
     assert r.exit_code == 2 and "unknown scheduler" in r.output
 
 
+def test_a_plugin_that_fails_to_import_is_located(plugins, tmp_path):
+    """The error names the plugin's file and the line that raised; SOCSIM_DEBUG shows its traceback."""
+    import os
+    import subprocess
+    entry = discover()["broken-plugin"]
+    assert entry.error == (f"ImportError: needs libfoo, which is not installed "
+                           f"(at {plugins / 'socsim_broken_plugin.py'}, line 1)")
+    wl = tmp_path / "w.yaml"
+    wl.write_text("name: t\nmodel: lenet\ninput: [1, 28, 28]\nbatch_size: 16\nbatches: 1\n")
+    env = {**os.environ, "SOCSIM_DEBUG": "1", "PYTHONPATH": f"{plugins}:" + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, "-m", "socsim.cli", "run", "--soc", "sd865", str(wl),
+                        "--scheduler", "broken-plugin", "--quiet"], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 2
+    assert "Traceback" in r.stderr and "socsim_broken_plugin.py" in r.stderr and "needs libfoo" in r.stderr
+
+
 # --------------------------------------------------------------------------- faulty plugins
 # A third-party package with one scheduler per way a plugin can go wrong, installed like the
 # example (dist-info + module on sys.path).  Its exceptions are the plugin's fault (exit 2,
