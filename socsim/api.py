@@ -390,31 +390,18 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
     if not schedulers:
         raise InputError("no schedulers given", field="--schedulers", value="")
     spec = _resolve_soc(soc)
-    runs = [_composed(name, overrides) for name in schedulers]
-    for name, ovr in runs:
-        prepare(workload, overrides=ovr, scheduler=name, scheduler_label="--schedulers")
+    twice = sorted({n for n in schedulers if schedulers.count(n) > 1})
+    if twice:
+        raise InputError(f"scheduler given more than once: {', '.join(twice)} (a run is deterministic: "
+                         "the same scheduler gives the same row)", field="--schedulers", value=",".join(schedulers))
+    for name in schedulers:
+        prepare(workload, overrides=overrides, scheduler=name, scheduler_label="--schedulers")
     out = []
-    for given, (name, ovr) in zip(schedulers, runs):
-        cb = (lambda b, n, _name=given: progress(_name, b, n)) if progress else None
-        out.append(run(spec, workload, overrides=ovr, scheduler=name, deterministic=deterministic,
+    for name in schedulers:
+        cb = (lambda b, n, _name=name: progress(_name, b, n)) if progress else None
+        out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
                        progress=cb, scheduler_label="--schedulers").summary)
     return out
-
-
-def _composed(name: str, overrides) -> tuple[str, list[str] | dict]:
-    """``base+top`` (e.g. ``mandheling+min-energy``: Mandheling's plans, Min-Energy's DVFS on their
-    CPU side) -> scheduler ``top`` with ``scheduler.options.base`` = ``{name: base}``; a plain
-    name -> itself.  The overrides are the run's, plus that option."""
-    ovr = _normalise_overrides(overrides)
-    if "+" not in name:
-        return name, ovr
-    base, _, top = name.rpartition("+")
-    if not base or not top:
-        raise InputError("a composition is base+scheduler, e.g. mandheling+min-energy", field="--schedulers",
-                         value=name)
-    if isinstance(ovr, dict):
-        return top, {**ovr, "scheduler.options.base": {"name": base}}
-    return top, [*ovr, f"scheduler.options.base={{name: {base}}}"]
 
 
 def json_default(obj: Any) -> Any:

@@ -199,6 +199,11 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
     except ValidationError as e:
         err = e.errors()[0]
         msg = "unknown option" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden" and tuple(err["loc"]) == ("base",):
+            takers = [n for n, en in entries.items()
+                      if en.cls is not None and "base" in getattr(en.cls.Options, "model_fields", {})]
+            msg = (f"{name} does not compose with a base scheduler (base+scheduler); "
+                   f"{', '.join(takers) or 'no scheduler'} does")
         field, value = _error_field(err, options or {})
         raise InputError(f"{msg} (scheduler {name!r})", file=file, field=field, value=value) from None
     try:

@@ -179,7 +179,17 @@ def prepare_workload_data(data: dict, overrides: list[str] | dict[str, Any] | No
     items = _items(overrides)
     labels: dict[str, str] = {}
     if scheduler:
-        items = [(k, v) for k, v in items if k != "scheduler.name"] + [("scheduler.name", scheduler)]
+        # ``base+top`` (mandheling+min-energy): scheduler ``top`` composed on ``base``, i.e.
+        # scheduler.options.base = {name: base}; set before the overrides, which may refine it
+        chosen = [("scheduler.name", scheduler)]
+        if "+" in scheduler:
+            base_name, _, top = scheduler.rpartition("+")
+            if not base_name or not top:
+                raise InputError("a composition is base+scheduler, e.g. mandheling+min-energy",
+                                 field=scheduler_label, value=scheduler)
+            chosen = [("scheduler.name", top), ("scheduler.options.base", {"name": base_name})]
+            labels["scheduler.options.base"] = scheduler_label
+        items = chosen + [(k, v) for k, v in items if k != "scheduler.name"]
         labels["scheduler.name"] = scheduler_label
     out, paths = _apply(data, items, set_label, labels)
     file_name = _scheduler_name(data)
@@ -189,6 +199,10 @@ def prepare_workload_data(data: dict, overrides: list[str] | dict[str, Any] | No
         base = copy.deepcopy(data)
         del base["scheduler"]["options"]
         out, paths = _apply(base, items, set_label, labels)
+    if scheduler and _scheduler_name(out) != file_name:
+        # the options of a scheduler chosen on the command line are its defaults, not the
+        # file's: an error in them (a required option not given) is the choice's
+        paths.setdefault(("scheduler", "options"), scheduler_label)
     return out, paths
 
 

@@ -117,9 +117,10 @@ class Origins:
     def origin(self, loc: tuple) -> str | None:
         """The option that gave (or created) the value at ``loc``; None when it is the file's."""
         loc = tuple(loc)
-        for p, label in self.set_paths.items():
-            if loc[:len(p)] == p:
-                return label
+        # the longest path set above ``loc``: a --set inside options a --scheduler chose is --set's
+        found = max((p for p in self.set_paths if loc[:len(p)] == p), key=len, default=None)
+        if found is not None:
+            return self.set_paths[found]
         # a mapping that exists only because an override created a key inside it
         if loc and self.lines is not None and loc not in self.lines.lines:
             for p, label in self.set_paths.items():

@@ -129,3 +129,27 @@ def test_sweep_gives_file_options_only_to_the_files_scheduler(tmp_path):
     pts = json.loads(out.read_text())["points"]
     assert [x["summary"]["scheduler"] for x in pts] == ["sage", "mnn-fp32"]
     assert pts[0]["summary"]["scheduler_info"]["strategy"] == "static-checkpoint"
+
+
+def test_compare_blames_a_compositions_parts_on_schedulers(tmp_path):
+    """`base+scheduler` in --schedulers is the user's only way to give the base: its errors say
+    so (not --set, which they never used); composing with a scheduler that takes no base names
+    the one that does; a scheduler given twice is refused."""
+    p = _wl(tmp_path)
+    cases = [("foo+min-energy", "field 'scheduler.options.base.name' (from --schedulers), value 'foo'"),
+             ("mnn-fp32+sage", "sage does not compose with a base scheduler (base+scheduler); min-energy does"),
+             ("mnn-fp32,mnn-fp32", "scheduler given more than once: mnn-fp32"),
+             ("+min-energy", "a composition is base+scheduler")]
+    for names, words in cases:
+        r = invoke("compare", "--soc", "sd865", str(p), "--schedulers", names, "--quiet")
+        assert r.exit_code == 2 and words in " ".join(r.output.split()), (names, r.output)
+        assert "(from --set)" not in r.output
+
+
+def test_run_takes_a_composition_as_its_scheduler(tmp_path):
+    p = _wl(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(p), "--scheduler", "mnn-fp32+min-energy", "--set", "batches=2",
+               "--json", "-")
+    assert r.exit_code == 0, r.output
+    info = json.loads(r.stdout)["scheduler_info"]
+    assert info["mode"] == "compose" and info["base"] == "mnn-fp32"

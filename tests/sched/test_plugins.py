@@ -408,6 +408,17 @@ def test_invalid_option_defaults_make_a_broken_plugin(faulty, wl_file):
     assert all(e.cls is not None for e in entries.values() if e.builtin)
 
 
+def test_a_required_option_missing_is_blamed_on_the_choice_that_made_the_scheduler(faulty, wl_file):
+    """The file names mnn-fp32 (line-less here: no options); --scheduler chose the plugin, so its
+    missing option comes from --scheduler, not from the file's line; one given with --set is --set's."""
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", "required-option", "--quiet")
+    assert r.exit_code == 2
+    assert "field 'scheduler.options.level' (from --scheduler)" in " ".join(r.output.split())
+    r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", "required-option",
+                 "--set", "scheduler.options.level=0", "--quiet")
+    assert r.exit_code == 2 and "field 'scheduler.options.level' (from --set), value 0" in " ".join(r.output.split())
+
+
 def test_protocol_only_classes_run_with_the_base_hooks(faulty):
     for name in ("proto-only", "proto-init"):
         s = socsim.run("sd865", {**WL, "scheduler": {"name": name, "options": {"cores": "big2"}}}).summary
