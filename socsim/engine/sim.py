@@ -510,7 +510,10 @@ class Engine:
     # ------------------------------------------------------------------ environment processes
     def _foreground(self, load):
         env = self.env
-        yield env.timeout(load.start_s)
+        if load.start_s > 0:
+            # an app there from the start is running when the first batch begins (a timeout of
+            # 0 would fire after the training process had started that batch without it)
+            yield env.timeout(load.start_s)
         self._active_loads.append(load)
         self._update_interference()
         self.rctx.now_s = env.now

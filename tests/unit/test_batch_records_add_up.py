@@ -64,3 +64,14 @@ def test_an_app_is_charged_by_the_batches_that_ran_with_it(tmp_path):
     # the batches that ran with the app, nothing from batch 0's
     loaded_s = sum(x["time_s"] for x in rows[1:])
     assert 0.8 * 4 * loaded_s < app["contended_core_s"] <= 4 * loaded_s * (1 + 1e-8)
+
+
+
+def test_an_app_there_from_the_start_slows_the_first_batch(tmp_path):
+    """A foreground app with start_s 0 runs when batch 0 begins: every batch shares its cores
+    alike (it used to reach the engine only after batch 0 had started without it)."""
+    app = {"name": "app", "cores": [4, 5, 6, 7], "start_s": 0, "duration_s": 1e4, "utilization": 0.8}
+    rows = run(tmp_path / "with", lenet(environment={"foreground_load": app})).batches()
+    alone = run(tmp_path / "alone", lenet()).batches()
+    assert rows[0]["time_s"] == pytest.approx(rows[1]["time_s"], rel=1e-9)
+    assert rows[0]["time_s"] > 1.3 * alone[0]["time_s"]
