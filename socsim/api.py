@@ -420,4 +420,6 @@ def json_default(obj: Any) -> Any:
 
 def dump_json(obj: Any) -> str:
     """Deterministic JSON (sorted keys, repr floats)."""
-    return json.dumps(obj, indent=2, sort_keys=True, default=json_default) + "\n"
+    # allow_nan=False: a NaN or an infinity in a summary is a bug to report (exit 1), not a
+    # file that strict JSON readers reject
+    return json.dumps(obj, indent=2, sort_keys=True, default=json_default, allow_nan=False) + "\n"

@@ -128,7 +128,7 @@ class InterferenceEvent:
 
 
 class NoOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 @runtime_checkable

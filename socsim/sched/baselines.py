@@ -76,7 +76,7 @@ class _Scaled:
 
 
 class CpuOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     cores: str | list[int] | None = Field(None, description="core set; default: the workload's cpu.cores, else 4 big cores")
 
     @field_validator("cores")
@@ -162,7 +162,7 @@ class PyTorch(_CpuBaseline):
 
 
 class GpuOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class MnnFp32Gpu(BaseScheduler):

@@ -42,7 +42,7 @@ SPLIT_KINDS = ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d", "dwconv2d_d
 
 
 class MandhelingOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     co_scheduling: bool = Field(True, description="CPU-DSP placement by the DP (off: naive offload)")
     adaptive_rescale: bool = Field(True, description="periodic dynamic rescale (off: every batch)")

@@ -54,7 +54,7 @@ class BaseRef(BaseModel):
     """The base scheduler of a composed run, checked without a SoC: it must be a registered,
     working scheduler other than min-energy, and its options must be valid for it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str
     options: dict[str, Any] = Field(default_factory=dict)
 
@@ -95,7 +95,7 @@ class BaseRef(BaseModel):
 
 
 class MinEnergyOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     base: BaseRef | None = Field(None, description="compose: another scheduler's plans, min-energy's frequency levels")
     mode: Literal["dp", "fixed", "governor"] = Field("dp", description="dp: per-batch DP; fixed: one configuration; governor: the workload's governor")

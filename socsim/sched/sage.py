@@ -65,7 +65,7 @@ STRATEGIES = ("none", "static-checkpoint", "static-accumulation", "dgc", "dga", 
 
 
 class SageOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     strategy: Literal["none", "static-checkpoint", "static-accumulation", "dgc", "dga", "hybrid"] = Field(
         "hybrid", description="memory management under the budget")
     mtp: int = Field(6, ge=1, description="micro-batch tipping point (pub:gpu_micro_batch_tipping_point)")

@@ -31,7 +31,7 @@ from socsim.sched.common import single_unit_plan
 
 
 class SwanOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     choices: list[str] | None = Field(
         None, min_length=1, description="core sets as digit strings (e.g. ['4567', '45', '0']); default: per SoC")
     framework: Literal["pytorch", "mnn"] = Field("pytorch", description="kernels the choices run")
@@ -39,7 +39,7 @@ class SwanOptions(BaseModel):
     # min_battery 0.2: assumption (SEEDS.md 3: "battery below a threshold", no value given);
     # a workload can set it.  max_battery_temp_c 35 and interference_ratio 1.1: SEEDS.md 3.
     min_battery: float = Field(0.2, ge=0, le=1, description="stop below this state of charge")
-    max_battery_temp_c: float = Field(35.0, description="decline training above this battery temperature")
+    max_battery_temp_c: float = Field(35.0, ge=-20, le=80, description="decline training above this battery temperature")
     interference_ratio: float = Field(1.1, gt=1, description="batch latency / profiled latency that means interference")
     upgrade_after_s: float = Field(120.0, gt=0, description="try a costlier choice after this long without interference")
 

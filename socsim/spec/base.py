@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 class StrictModel(BaseModel):
     """A spec block: unknown keys are rejected, values are immutable once loaded."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are no quantity a phone or a workload has: rejected in every float field
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Sourced(StrictModel):

@@ -228,7 +228,7 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
     elif kind == "missing":
         msg = "required field is missing"
     else:
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")  # a validator's own message, as it wrote it
     named = _named_field(err, loc, data, origins)
     if named is not None:
         # a check across fields (Workload's batches/epochs) names the one given, an override's first

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic_core import PydanticCustomError
+
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator
 
 from socsim.spec.base import Sourced, StrictModel
@@ -50,7 +52,8 @@ class _OppRange:
 class CacheLevel(StrictModel):
     """One cache level.  ``shared_by`` says which cores (or unit) share one instance."""
 
-    size_kb: PositiveFloat
+    # bounds of what the cache simulator is built for: no phone cache reaches 256 MB
+    size_kb: PositiveFloat = Field(le=256 * 1024)
     # Defaults for a spec that omits them (every shipped spec sets assoc and hit_latency_cycles,
     # with sources in its sources maps): assoc 8, the L2 associativity of Arm's Cortex-A76/A77
     # (WikiChip); 64-byte lines as every Arm core here; hit_latency_cycles 4, an L1-like latency
@@ -60,6 +63,23 @@ class CacheLevel(StrictModel):
     policy: Literal["lru", "plru", "fifo", "random"] = "lru"
     write_policy: Literal["write-back", "write-through"] = "write-back"
     hit_latency_cycles: PositiveInt = 4
+
+    @field_validator("line_bytes")
+    @classmethod
+    def _line(cls, v: int) -> int:
+        # the access streams are 64-byte lines (128 on the DSP): a level's line is a power of two
+        # no smaller than that
+        if v < 64 or v > 4096 or v & (v - 1):
+            raise ValueError(f"a cache line is a power of two from 64 to 4096 bytes, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _one_set(self) -> "CacheLevel":
+        way = self.assoc * self.line_bytes
+        if self.size_kb * 1024 < way:
+            raise ValueError(f"assoc {self.assoc} x line_bytes {self.line_bytes} = {way} bytes per set is more "
+                             f"than the whole cache ({self.size_kb:g} KB): not even one set")
+        return self
 
 
 class Cluster(_OppRange, Sourced):
@@ -239,10 +259,18 @@ class Thermal(Sourced):
                     raise ValueError(f"thermal link names unknown node {end!r}; nodes: {sorted(names)}")
         for rail, node in self.heat_sources.items():
             if node not in names:
-                raise ValueError(f"heat source {rail!r} names unknown node {node!r}")
+                raise ValueError(f"heat source {rail!r} names unknown node '{node}'")
         for z in self.zones:
             if z.node not in names:
                 raise ValueError(f"zone {z.name!r} names unknown node {z.node!r}")
+        for link in self.links:
+            if link.a == link.b:
+                raise PydanticCustomError("thermal", "thermal link joins '{node}' to itself",
+                                          {"fields": ("links",), "node": link.a})
+        for z in self.zones:
+            if list(z.trips_c) != sorted(z.trips_c):
+                raise PydanticCustomError("thermal", "zone '{zone}': trips_c must increase, got {trips}",
+                                          {"fields": ("zones",), "zone": z.name, "trips": z.trips_c})
         return self
 
 
@@ -292,8 +320,33 @@ class SocSpec(Sourced):
             raise ValueError("a SoC with a DSP needs a fastrpc block")
         return self
 
+    @model_validator(mode="after")
+    def _thermal_matches_the_parts(self) -> "SocSpec":
+        """What the thermal block names must exist: every rail heats a node, zones cap real
+        clusters, the battery sits on a node."""
+        from socsim.hw.power import rail_names
+
+        clusters = [c.name for c in self.cpu.clusters]
+        missing = [r for r in rail_names(self) if r not in self.thermal.heat_sources]
+        if missing:
+            raise PydanticCustomError("thermal", "thermal.heat_sources has no node for rail(s) {rails}: every "
+                                      "rail's power heats some node (or 'ambient')",
+                                      {"fields": ("thermal",), "rails": ", ".join(missing)})
+        for z in self.thermal.zones:
+            for name in z.caps:
+                if name not in clusters:
+                    raise PydanticCustomError("thermal", "zone '{zone}' caps unknown cluster '{name}'; clusters: "
+                                              "{clusters}", {"fields": ("thermal",), "zone": z.name, "name": name,
+                                                             "clusters": ", ".join(clusters)})
+        nodes = {n.name for n in self.thermal.nodes} | {self.thermal.ambient_node}
+        if self.battery.thermal_node not in nodes:
+            raise PydanticCustomError("battery", "battery.thermal_node '{node}' is no thermal node; nodes: {nodes}",
+                                      {"fields": ("battery",), "node": self.battery.thermal_node,
+                                       "nodes": ", ".join(sorted(nodes))})
+        return self
+
     def cluster(self, name: str) -> Cluster:
         for c in self.cpu.clusters:
             if c.name == name:
                 return c
-        raise KeyError(f"{self.name} has no CPU cluster {name!r}; clusters: {[c.name for c in self.cpu.clusters]}")
+        raise KeyError(f"{self.name} has no CPU cluster '{name}'; clusters: {[c.name for c in self.cpu.clusters]}")

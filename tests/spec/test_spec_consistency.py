@@ -1,0 +1,53 @@
+"""A spec that names what does not exist, or numbers no phone has, is bad input (exit 2, naming
+the field) when it is loaded, not a crash or an internal error when it is simulated."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import socsim
+from socsim.errors import InputError
+from socsim.spec import load_soc, soc_specs_dir
+
+SD865 = (soc_specs_dir() / "sd865.yaml").read_text()
+
+
+def _spec(tmp_path, old: str, new: str):
+    text = SD865.replace(old, new, 1)
+    assert text != SD865, old
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("old, new, field, words", [
+    ("assoc: 4, line_bytes: 64, hit_latency_cycles: 4", "assoc: 1000000, line_bytes: 64, hit_latency_cycles: 4",
+     r"cpu\.clusters\.\d\.l1d", "not even one set"),
+    ("line_bytes: 64", "line_bytes: 3", r"cpu\.clusters\.\d\.l1d\.line_bytes", "power of two"),
+    ("- {a: cpu_little, b: soc", "- {a: cpu_little, b: cpu_little", r"thermal\.links", "joins 'cpu_little' to itself"),
+    ("trips_c: [90, 95], hysteresis_c: 2, caps: [mid, prime]}", "trips_c: [95, 90], hysteresis_c: 2, caps: [mid, prime]}",
+     r"thermal\.zones", "trips_c must increase"),
+    ("caps: [mid, prime]", "caps: [huge]", r"thermal", "caps unknown cluster 'huge'"),
+    ("cpu.mid: cpu_mid, ", "", r"thermal", "no node for rail(s) cpu.mid"),
+    ("  thermal_node: battery", "  thermal_node: nowhere", r"battery", "'nowhere' is no thermal node"),
+    ("leakage_mw_per_core: 6.0", "leakage_mw_per_core: .inf", r"cpu\.clusters\.0\.leakage_mw_per_core", "finite"),
+])
+def test_inconsistent_specs_are_input_errors(tmp_path, old, new, field, words):
+    with pytest.raises(InputError) as e:
+        load_soc(_spec(tmp_path, old, new))
+    assert re.fullmatch(field, e.value.field), e.value.field
+    assert words in e.value.message
+
+
+@pytest.mark.parametrize("path, value, field", [
+    ("environment.memory_budget_mb", float("nan"), "environment.memory_budget_mb"),
+    ("environment.charger_w", float("inf"), "environment.charger_w"),
+    ("scheduler.options.slack", float("inf"), "scheduler.options.slack"),
+])
+def test_non_finite_workload_values_are_input_errors(path, value, field):
+    w = dict(name="t", model="lenet", input=[1, 28, 28], batch_size=16, batches=1,
+             scheduler={"name": "min-energy"} if "slack" in path else {"name": "mnn-fp32"})
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", w, overrides={path: value})
+    assert e.value.field == field and "finite" in e.value.message
