@@ -32,6 +32,10 @@ class Terminated(BaseException):
 
 
 def _on_sigterm(signum, frame):  # pragma: no cover - exercised in a subprocess
+    # once: a second SIGTERM (``timeout`` signals the process group too) must not interrupt the
+    # unwinding and the "terminated" message of the first
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Terminated()
 
 
@@ -289,12 +293,12 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
 
 
 @main.command()
-@click.option("--soc", required=True)
-@click.option("--unit", type=click.Choice(["cpu", "dsp", "gpu"]), default="cpu")
+@click.option("--soc", required=True, help="SoC name from soc_specs/ or a path to a spec YAML")
+@click.option("--unit", type=click.Choice(["cpu", "dsp", "gpu"]), default="cpu", show_default=True)
 @click.argument("kind")
 @click.option("--batch", type=int, default=1, show_default=True)
 @click.option("--in", "in_shape", default="64x32x32", show_default=True, help="CxHxW of the input (or N for element-wise)")
-@click.option("--out-channels", type=int, default=None)
+@click.option("--out-channels", type=int, default=None, help="output channels of a convolution; default: the input's")
 @click.option("--kernel", type=int, default=3, show_default=True)
 @click.option("--stride", type=int, default=1, show_default=True)
 @click.option("--pad", type=int, default=None, help="default: same padding")
@@ -302,10 +306,13 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
 @click.option("--cores", default="big1", show_default=True, help="core set for --unit cpu")
 @click.option("--freq", default=None, help="max|mid|min (the unit's OPPs) or MHz; default: the top OPP, the training clock on the DSP")
 @click.option("--no-batch-padding", is_flag=True, help="DSP: do not pad batches as Hexagon NN does")
-@click.option("--json", "json_path", default=None)
+@click.option("--json", "json_path", default=None, help="also write the result as JSON to this file ('-': stdout)")
 def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtype, cores, freq,
        no_batch_padding, json_path):
-    """Time one operator on one unit, like a profiler on the phone."""
+    """Time one operator on one unit, like a profiler on the phone.
+
+    KIND: conv2d, conv2d_dgrad, conv2d_wgrad, dwconv2d, dwconv2d_dgrad, dwconv2d_wgrad, maxpool,
+    avgpool, gemm, or an element-wise op (relu, add, quantize, ...; an unknown KIND lists them)."""
     from socsim.api import dump_json
     from socsim.report.console import op_table
     from socsim.tools.op import time_op
@@ -477,7 +484,10 @@ def validate(file, soc):
 
     file = str(resolve_workload(file))
     data, _ = load_yaml(file)
-    if isinstance(data, dict) and "cpu" in data and "thermal" in data:
+    # a SoC spec has no model and names SoC blocks (a spec missing one of them is still a spec,
+    # and its error is the missing block, not a workload's missing 'model')
+    soc_keys = {"marketing_name", "cpu", "thermal", "battery", "dram", "platform"}
+    if isinstance(data, dict) and "model" not in data and len(soc_keys & set(data)) >= 2:
         if soc is not None:
             raise InputError("--soc applies to workloads; this file is a SoC spec", field="--soc", value=soc)
         spec = load_soc(file)

@@ -134,6 +134,17 @@ class MinEnergyOptions(BaseModel):
                                  "or core ids as digits ('456')")
             if problem:
                 raise ValueError(f"core set {name!r}: {problem}")
+        twice = sorted({n for n in v if v.count(n) > 1})
+        if twice:
+            raise ValueError(f"core set given more than once: {', '.join(twice)}")
+        return v
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, v: list[str]) -> list[str]:
+        twice = sorted({n for n in v if v.count(n) > 1})
+        if twice:
+            raise ValueError(f"level given more than once: {', '.join(twice)}")
         return v
 
 

@@ -207,6 +207,11 @@ def prepare_workload_data(data: dict, overrides: list[str] | dict[str, Any] | No
 
 
 def _split(item: str) -> tuple[str, str]:
+    try:
+        item.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8 (Python keeps them as surrogates)
+        raise InputError("not valid UTF-8", field="--set",
+                         value=item.encode("utf-8", "surrogateescape").decode("utf-8", "replace")) from None
     if "=" not in item:
         raise InputError("expected key=value", field="--set", value=item)
     k, v = item.split("=", 1)

@@ -5,7 +5,7 @@ block without one.  Units are in the field names (``_mhz``, ``_mv``, ``_kb``, ``
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic_core import PydanticCustomError
 
@@ -87,7 +87,7 @@ class Cluster(_OppRange, Sourced):
 
     name: str
     core_type: str
-    core_ids: list[int] = Field(min_length=1)
+    core_ids: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
     opps: list[Opp] = Field(min_length=1)
     issue_width: PositiveInt
     neon_pipes_128b: PositiveInt
@@ -126,6 +126,13 @@ class Cpu(Sourced):
         names = [c.name for c in self.clusters]
         if len(names) != len(set(names)):
             raise ValueError(f"cluster names repeat: {names}")
+        # the first cluster is the little one and the last the biggest (big2, little4, Swan's cost
+        # order read them so): listed the other way round, "big4" would train on the little cores
+        tops = [c.max_mhz for c in self.clusters]
+        if tops != sorted(tops):
+            raise PydanticCustomError("cpu", "clusters are listed from the little to the biggest, by top frequency; "
+                                      "got {order}", {"fields": ("clusters",), "order": ", ".join(
+                                          f"{c.name} {c.max_mhz:g} MHz" for c in self.clusters)})
         return self
 
     @property

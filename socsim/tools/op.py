@@ -126,6 +126,12 @@ def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: st
     soc = load_soc(soc_name)
     dtype = dtype or ("int8" if unit == "dsp" else "fp32")
     op = make_op(kind, batch, in_shape, out_channels, kernel, stride, pad, dtype)
+    # the op's tensors must fit the phone's memory, as a run's plan must (socsim.engine.sim)
+    need = op.bytes_read + op.bytes_written
+    if need > soc.dram.capacity_gb * (1 << 30):
+        raise InputError(f"the op's tensors take {need / (1 << 30):.1f} GiB, more than the "
+                         f"{soc.dram.capacity_gb:g} GiB DRAM of {soc.name}",
+                         field="--batch" if batch > 1 else "--in", value=batch if batch > 1 else in_shape)
     oracle = CostOracle(soc, dsp_batch_padding=batch_padding)
     wl = workload_from_dict({"name": "op", "model": "lenet", "input": [1, 28, 28], "batch_size": 1, "batches": 1})
     ctx = PlanContext(soc, wl, oracle)

@@ -70,3 +70,8 @@ def test_zero_pad_is_fine():
     r, res = _op("conv2d", "--pad", "0")
     assert r.exit_code == 0, r.output
     assert res["params"]["oh"] == 30
+
+
+def test_an_op_larger_than_the_phones_memory_is_an_input_error():
+    r = invoke("op", "--soc", "sd865", "conv2d", "--batch", "100000000")
+    assert r.exit_code == 2 and "more than the 8 GiB DRAM of sd865" in r.output and "--batch" in r.output

@@ -53,3 +53,16 @@ def test_validate_soc_errors(tmp_path):
     assert r.exit_code == 2 and "--soc" in r.output and "nosuch" in r.output
     r = invoke("validate", str(ROOT / "soc_specs" / "sd865.yaml"), "--soc", "sd865")
     assert r.exit_code == 2 and "--soc" in r.output
+
+
+def test_validate_knows_a_soc_spec_missing_a_block(tmp_path):
+    """A spec without its thermal block is reported as a spec missing 'thermal', not as a
+    workload missing 'model'."""
+    import yaml
+    from socsim.spec import soc_specs_dir
+    d = yaml.safe_load((soc_specs_dir() / "sd865.yaml").read_text())
+    del d["thermal"]
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(d))
+    r = invoke("validate", str(p))
+    assert r.exit_code == 2 and "field 'thermal': required field is missing" in r.output

@@ -51,3 +51,32 @@ def test_non_finite_workload_values_are_input_errors(path, value, field):
     with pytest.raises(InputError) as e:
         socsim.run("sd865", w, overrides={path: value})
     assert e.value.field == field and "finite" in e.value.message
+
+
+def test_clusters_listed_big_first_are_refused(tmp_path):
+    import yaml
+    d = yaml.safe_load(SD865)
+    d["cpu"]["clusters"] = d["cpu"]["clusters"][::-1]
+    p = tmp_path / "rev.yaml"
+    p.write_text(yaml.safe_dump(d))
+    with pytest.raises(InputError) as e:
+        load_soc(p)
+    assert e.value.field == "cpu.clusters" and "from the little to the biggest" in e.value.message
+
+
+def test_duplicates_that_would_decide_by_accident_are_refused():
+    w = dict(name="t", model="lenet", input=[1, 28, 28], batch_size=16, batches=1)
+    with pytest.raises(InputError, match="two budget steps at the same time"):
+        socsim.run("sd865", w, overrides={"environment.memory_budget_mb": [{"at_s": 0, "mb": 500},
+                                                                            {"at_s": 0, "mb": 900}]})
+    with pytest.raises(InputError, match="level given more than once"):
+        socsim.run("sd855", {**w, "scheduler": {"name": "min-energy", "options": {"levels": ["high", "high"]}}})
+    with pytest.raises(InputError, match="core set given more than once"):
+        socsim.run("sd855", {**w, "scheduler": {"name": "min-energy", "options": {"core_sets": ["big4", "big4"]}}})
+
+
+def test_a_set_value_that_is_not_utf8_is_an_input_error():
+    w = dict(name="t", model="lenet", input=[1, 28, 28], batch_size=16, batches=1)
+    with pytest.raises(InputError, match="not valid UTF-8") as e:
+        socsim.run("sd865", w, overrides=["name=a\udcffb"])
+    assert e.value.field == "--set"
