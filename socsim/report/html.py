@@ -32,7 +32,7 @@ _SUMMARY_ORDER = ("soc", "workload", "scheduler", "batches", "sim_time_s", "per_
 _PHASE_COLOURS = {"forward": "#4878d0", "error_grad": "#ee854a", "weight_grad": "#d65f5f",
                   "update": "#6acc64", "rpc": "#956cb4", "prep": "#8c613c", "switch": "#82c6e2"}
 _CSS = """body{font-family:sans-serif;margin:2em auto;max-width:1100px;color:#222}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}#summary td{max-width:60em;overflow-wrap:anywhere}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.chart svg{width:100%;height:auto}
 .empty{color:#888;font-style:italic}h2{margin-top:1.5em;border-bottom:1px solid #ddd}
 .notes{background:#fff4d6;border:1px solid #e0b84c;padding:0.5em 1em}"""
@@ -243,16 +243,25 @@ def _flatten(d: dict, prefix: str = "") -> Iterable[tuple[str, Any]]:
             yield prefix + str(k), d[k]
 
 
+# a list or mapping longer than this is cut, saying so (summary.json holds it whole)
+_MAX_VALUE_CHARS = 2000
+
+
 def _format(v: Any) -> tuple[str, bool]:
+    """A summary value as the page shows it: JSON spellings (true, null), numbers to 6
+    significant digits (an OPP of 2419.2 MHz stays 2419.2), lists and mappings as JSON."""
     if isinstance(v, bool) or v is None:
-        return str(v), False
+        return json.dumps(v), False
     if isinstance(v, int):
         return f"{v:,}", True
     if isinstance(v, float):
-        return f"{v:.4g}", True
+        return f"{v:.6g}", True
     if isinstance(v, str):
         return v, False
-    return json.dumps(v)[:200], False
+    text = json.dumps(v)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[:_MAX_VALUE_CHARS] + f" ... ({len(text) - _MAX_VALUE_CHARS:,} more characters in summary.json)"
+    return text, False
 
 
 def _summary_table(summary: dict) -> str:

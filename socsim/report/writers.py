@@ -63,6 +63,11 @@ def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
             tmp = _tmp_name(out)
             if write(tmp) is not None or tmp.exists():
                 done.append(out)
+        # a target that cannot be replaced (a directory in its place) stops all of them, before
+        # any is renamed: the directory's reports stay as they were, all or none
+        for out in done:
+            if out.is_dir():
+                raise IsADirectoryError(21, "a directory is in the way of the report", str(out))
         for out in done:
             os.replace(_tmp_name(out), out)
     finally:
