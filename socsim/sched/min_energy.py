@@ -134,18 +134,20 @@ class MinEnergyOptions(BaseModel):
                                  "or core ids as digits ('456')")
             if problem:
                 raise ValueError(f"core set {name!r}: {problem}")
-        twice = sorted({n for n in v if v.count(n) > 1})
-        if twice:
-            raise ValueError(f"core set given more than once: {', '.join(twice)}")
-        return v
+        return _once(v, "core set")
 
     @field_validator("levels")
     @classmethod
     def _levels(cls, v: list[str]) -> list[str]:
-        twice = sorted({n for n in v if v.count(n) > 1})
-        if twice:
-            raise ValueError(f"level given more than once: {', '.join(twice)}")
-        return v
+        return _once(v, "level")
+
+
+def _once(v: list[str], what: str) -> list[str]:
+    """``v`` if no entry repeats (a repeat would profile and weigh one configuration twice)."""
+    twice = sorted({n for n in v if v.count(n) > 1})
+    if twice:
+        raise ValueError(f"{what} given more than once: {', '.join(twice)}")
+    return v
 
 
 class MinEnergy(BaseScheduler):
