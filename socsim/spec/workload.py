@@ -145,11 +145,6 @@ class Environment(WorkloadBlock):
     def _budget(cls, v):
         if isinstance(v, (int, float)) and v <= 0:
             raise ValueError(f"memory budget must be positive, got {v}")
-        if isinstance(v, list):
-            times = [st.at_s for st in v]
-            twice = sorted({t for t in times if times.count(t) > 1})
-            if twice:  # which of two budgets at one time is in force would be an accident of order
-                raise ValueError(f"two budget steps at the same time: at_s {', '.join(f'{t:g}' for t in twice)}")
         return v
 
     @property

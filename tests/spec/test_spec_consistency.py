@@ -64,11 +64,8 @@ def test_clusters_listed_big_first_are_refused(tmp_path):
     assert e.value.field == "cpu.clusters" and "from the little to the biggest" in e.value.message
 
 
-def test_duplicates_that_would_decide_by_accident_are_refused():
+def test_repeated_min_energy_configurations_are_refused():
     w = dict(name="t", model="lenet", input=[1, 28, 28], batch_size=16, batches=1)
-    with pytest.raises(InputError, match="two budget steps at the same time"):
-        socsim.run("sd865", w, overrides={"environment.memory_budget_mb": [{"at_s": 0, "mb": 500},
-                                                                            {"at_s": 0, "mb": 900}]})
     with pytest.raises(InputError, match="level given more than once"):
         socsim.run("sd855", {**w, "scheduler": {"name": "min-energy", "options": {"levels": ["high", "high"]}}})
     with pytest.raises(InputError, match="core set given more than once"):
