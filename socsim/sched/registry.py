@@ -120,7 +120,7 @@ def _where(e: BaseException) -> str:
         return ""
     frames = [f for f in traceback.extract_tb(e.__traceback__)
               if "importlib" not in f.filename and not f.filename.startswith("<")
-              and not f.filename.endswith(("/socsim/sched/registry.py", "\\socsim\\sched\\registry.py"))]
+              and f.filename != __file__]
     return f" (at {frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
 
 
