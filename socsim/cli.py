@@ -254,7 +254,7 @@ class _Progress:
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
     """Simulate training WORKLOAD (a YAML file) on a SoC."""
     from socsim.api import dump_json, run as api_run
-    from socsim.report.console import coverage_note, notes, summary_table
+    from socsim.report.console import notes_to_print, summary_table
 
     json_path, trace_path = _stdout_alias(json_path), _stdout_alias(trace_path)
     _check_distinct(out, json=json_path, trace=trace_path)
@@ -280,7 +280,7 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         if tmp_dir:
             import shutil
             shutil.rmtree(tmp_dir, ignore_errors=True)
-    run_notes = notes(res.summary) if not quiet else [n for n in [coverage_note(res.summary)] if n]
+    run_notes = notes_to_print(res.summary, quiet)
     if not quiet and not to_stdout:
         out_console.print(summary_table(res.summary, deterministic=deterministic))
         for note in run_notes:
@@ -349,7 +349,7 @@ _DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
 def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
     from socsim.api import compare as api_compare, dump_json
-    from socsim.report.console import compare_table, coverage_note, notes
+    from socsim.report.console import compare_table, notes_to_print
 
     names = [s.strip() for s in schedulers.split(",") if s.strip()]
     json_path = _stdout_alias(json_path)
@@ -365,7 +365,7 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
         _write_atomic(json_path, dump_json(compare_report(runs)))
     # as run does: the notes on stdout with the table; with the JSON on stdout, on stderr;
     # under --quiet only a plan that left part of the training step out
-    run_notes = [n for r in runs for n in (notes(r) if not quiet else [coverage_note(r)]) if n]
+    run_notes = [n for r in runs for n in notes_to_print(r, quiet)]
     if not quiet and json_path != "-":
         out_console.print(compare_table(runs))
         for note in run_notes:

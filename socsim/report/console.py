@@ -83,6 +83,15 @@ def notes(s: dict[str, Any]) -> list[str]:
     return [n for n in (precision_note(s), memory_budget_note(s), time_budget_note(s), coverage_note(s)) if n]
 
 
+def notes_to_print(s: dict[str, Any], quiet: bool) -> list[str]:
+    """The notes a command prints on a run: all of them, or under --quiet only the warning on a
+    plan that left part of the training step out."""
+    if not quiet:
+        return notes(s)
+    short = coverage_note(s)
+    return [short] if short else []
+
+
 def time_budget_note(s: dict[str, Any]) -> str | None:
     """A one-line note when a scheduler planned the run under a time budget (``theta_t_s``)
     and the run took longer (``scheduler_info.within_budget`` false), else None."""
