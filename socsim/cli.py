@@ -165,11 +165,16 @@ def _stdout_alias(path: str | None) -> str | None:
 
 
 def _check_outputs(**paths: str | None) -> None:
-    """Fail before any simulation when an output file could not be written (bad input, exit 2)."""
+    """Fail before any simulation when an output file could not be written (bad input, exit 2);
+    an empty path (``--json ''``, often an unset shell variable) is an error, not "no output"."""
     from socsim.api import check_writable
 
     for field, path in paths.items():
-        if path and path != "-":
+        if path is not None and not path.strip():
+            raise InputError("empty path; give a file name, or '-' for stdout" if field != "out"
+                             else "empty path; give a directory name", field="--" + field.replace("_", "-"),
+                             value=path)
+        if path and path != "-" and field != "out":
             check_writable(path, "--" + field.replace("_", "-"))
 
 
@@ -257,8 +262,8 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
     from socsim.report.console import notes_to_print, summary_table
 
     json_path, trace_path = _stdout_alias(json_path), _stdout_alias(trace_path)
+    _check_outputs(out=out, json=json_path, trace=trace_path)
     _check_distinct(out, json=json_path, trace=trace_path)
-    _check_outputs(json=json_path, trace=trace_path)
     out_dir = out
     tmp_dir = None
     if trace_path and not out_dir:

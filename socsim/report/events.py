@@ -52,7 +52,10 @@ PARSE_ERRORS = (ValueError, TypeError, KeyError, IndexError, csv.Error)
 def malformed(path: Path | str, line: int | None, cause: BaseException | str,
               columns: tuple[str, ...] | None = None) -> InputError:
     """The bad-input error for a run-directory file that does not parse (exit 2): it names the
-    file and, where known, the line; ``columns`` are the fields a row should have."""
+    file and, where known, the line; ``columns`` are the fields a row should have.  A cause that
+    is already socsim's bad-input error (raised inside the parse) is returned as it is."""
+    if isinstance(cause, InputError):
+        return cause
     text = cause if isinstance(cause, str) else (str(cause) or type(cause).__name__)
     if isinstance(cause, KeyError):
         text = f"missing column {cause}"
@@ -61,6 +64,18 @@ def malformed(path: Path | str, line: int | None, cause: BaseException | str,
     expect = f" (a row is {','.join(columns)})" if columns else ""
     return InputError(f"malformed run file, not as socsim wrote it: {text}{expect}", file=str(path),
                       line=line or None)
+
+
+def timeseries_header(path: Path | str, first_line: str | None) -> list[str]:
+    """The columns of timeseries.csv from its first line ([] for an empty file: a recorder that
+    never sampled leaves one); a first line that does not start with socsim's ``t_s`` column is
+    not a socsim time series (bad input, exit 2)."""
+    if not first_line:
+        return []
+    header = next(csv.reader([first_line]), None)
+    if not header or header[0] != "t_s":
+        raise malformed(path, 1, f"the header's first column is t_s; it starts {(header or [''])[0][:40]!r}")
+    return header
 
 
 class Recorder(Protocol):

@@ -33,7 +33,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
 from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
-                                  malformed)
+                                  malformed, timeseries_header)
 
 # the hand-encoded hot paths live beside this module; their public names are re-exported here
 from socsim.report.perfetto_counters import (  # noqa: F401
@@ -290,9 +290,8 @@ def _write_counters(stream: _PacketStream, ts_csv: Path) -> None:
 
 def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray) -> None:
     with open(ts_csv, "rb") as f:
-        first = f.readline()
-        header = next(csv.reader([first.decode()]), None)
-        if not header or header[0] != "t_s":
+        header = timeseries_header(ts_csv, f.readline().decode())
+        if not header:
             return
         ncols = len(header)
         head_list = [_counter_head(u) for u in _counter_descriptors(stream, header[1:])]

@@ -5,7 +5,6 @@ only reads it back (for the HTML report) and converts it.
 """
 from __future__ import annotations
 
-import csv
 import re
 import warnings
 from dataclasses import dataclass
@@ -34,17 +33,18 @@ class TimeSeries:
 
 
 def load_timeseries(run_dir: Path) -> TimeSeries:
-    """Read ``run_dir/timeseries.csv`` (an empty TimeSeries when missing or empty)."""
+    """Read ``run_dir/timeseries.csv`` (an empty TimeSeries when missing or empty;
+    InputError when it is not a socsim time series)."""
     path = Path(run_dir) / "timeseries.csv"
     empty = TimeSeries((), np.zeros(0), np.zeros((0, 0)))
     if not path.exists():
         return empty
-    from socsim.report.events import PARSE_ERRORS, malformed
+    from socsim.report.events import PARSE_ERRORS, malformed, timeseries_header
 
     try:
         with open(path, newline="") as f:
-            header = next(csv.reader(f), None)
-        if not header or header[0] != "t_s":
+            header = timeseries_header(path, f.readline())
+        if not header:
             return empty
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # numpy warns on a header-only file

@@ -43,7 +43,12 @@ def resolve_workload(name_or_path: str | Path) -> Path:
     """The workload file a command names: the path when it exists, else, for a bare file name,
     the built-in workload of that name with or without ``.yaml`` (``quickstart``,
     ``quickstart.yaml``, as ``socsim list workloads`` shows them).  Raises InputError if none."""
+    if not str(name_or_path).strip():
+        raise InputError("no workload file given (an empty name); give a workload YAML, or a built-in "
+                         "workload's name ('socsim list workloads')", field="WORKLOAD", value=str(name_or_path))
     p = Path(name_or_path)
+    if p.is_dir():
+        raise InputError("is a directory; give a workload YAML file", field="WORKLOAD", value=str(name_or_path))
     if p.exists():
         return p
     if p.name == str(name_or_path) and p.name not in ("", ".", ".."):
@@ -66,7 +71,13 @@ def _load_soc_path(path: str) -> SocSpec:
 
 def load_soc(name_or_path: str | Path) -> SocSpec:
     """Load a SoC spec by name (``sd865``) or path.  Raises InputError naming what is wrong."""
+    if not str(name_or_path).strip():
+        raise InputError(f"no SoC given (an empty name); known SoCs: {', '.join(list_socs())}", field="--soc",
+                         value=str(name_or_path))
     p = Path(name_or_path)
+    if p.is_dir():
+        raise InputError("is a directory; give a SoC name (socsim list socs) or a SoC spec YAML", field="--soc",
+                         value=str(name_or_path))
     if p.suffix in (".yaml", ".yml") or p.exists():
         return _load_soc_path(str(p))
     cand = soc_specs_dir() / f"{name_or_path}.yaml"

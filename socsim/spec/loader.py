@@ -57,11 +57,20 @@ def _construct(node: yaml.Node, path: tuple, lines: _Lines, loader: yaml.SafeLoa
     return loader.construct_object(node, deep=True)
 
 
+#: the largest workload or SoC spec read (the built-in ones are 1-10 KB)
+MAX_YAML_BYTES = 16 * 2**20
+
+
 def load_yaml(path: str | Path) -> tuple[Any, _Lines]:
     """Parse a YAML file; returns the data and a line map.  Raises InputError on bad YAML."""
     path = Path(path)
     try:
-        text = path.read_text()
+        with open(path, "rb") as f:
+            raw = f.read(MAX_YAML_BYTES + 1)   # bounded: /dev/zero or a wrong file must not eat the memory
+        if len(raw) > MAX_YAML_BYTES:
+            raise InputError(f"larger than {MAX_YAML_BYTES // 2**20} MiB; a workload or SoC spec is a few KB "
+                             "(is this the right file?)", file=str(path))
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise InputError("file not found", file=str(path)) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
@@ -197,12 +206,26 @@ def _clean_loc(err: dict, data: Any) -> tuple:
     return tuple(clean)
 
 
+def _has_path(data: Any, loc: tuple) -> bool:
+    """Whether ``loc`` (keys and list indexes) leads to a value in ``data``."""
+    cur = data
+    for k in loc:
+        if isinstance(cur, dict) and k in cur:
+            cur = cur[k]
+        elif isinstance(cur, list) and isinstance(k, int) and 0 <= k < len(cur):
+            cur = cur[k]
+        else:
+            return False
+    return True
+
+
 def _named_field(err: dict, loc: tuple, data: Any, origins: Origins | None) -> tuple | None:
-    """For an error about several fields (their names in ``ctx["fields"]``): the location of the
-    one an override set, else of the first one the data gives; None when it gives none."""
+    """For an error about several fields (their names in ``ctx["fields"]``, a key or a tuple of
+    keys and list indexes below the model): the location of the one an override set, else of the
+    first one the data gives; None when it gives none."""
     names = (err.get("ctx") or {}).get("fields") or ()
-    parent = _value_at(data, loc)
-    given = [loc + (n,) for n in names if isinstance(parent, dict) and n in parent]
+    given = [loc + (n if isinstance(n, tuple) else (n,)) for n in names]
+    given = [g for g in given if _has_path(data, g)]
     if origins is not None:
         for cand in given:
             if origins.origin(cand):

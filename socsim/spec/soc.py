@@ -331,24 +331,42 @@ class SocSpec(Sourced):
     def _thermal_matches_the_parts(self) -> "SocSpec":
         """What the thermal block names must exist: every rail heats a node, zones cap real
         clusters, the battery sits on a node."""
-        from socsim.hw.power import rail_names
+        from socsim.hw.power import cpu_rail, rail_names
 
         clusters = [c.name for c in self.cpu.clusters]
-        missing = [r for r in rail_names(self) if r not in self.thermal.heat_sources]
+        rails = rail_names(self)
+        missing = [r for r in rails if r not in self.thermal.heat_sources]
+        unknown = [r for r in self.thermal.heat_sources if r not in rails and r not in ("battery", "charger")]
+        for i, c in enumerate(self.cpu.clusters):
+            if cpu_rail(c.name) in missing and any(u.startswith(cpu_rail("")) for u in unknown):
+                # a renamed cluster: its rail heats nothing and the old name's heat source is left over
+                raise PydanticCustomError(
+                    "cluster", "CPU cluster '{name}' (rail {rail}) is in no thermal.heat_sources entry, which "
+                    "names {unknown} instead: rename one to match the other",
+                    {"fields": (("cpu", "clusters", i, "name"), "thermal"), "name": c.name,
+                     "rail": cpu_rail(c.name), "unknown": ", ".join(unknown)})
         if missing:
             raise PydanticCustomError("thermal", "thermal.heat_sources has no node for rail(s) {rails}: every "
                                       "rail's power heats some node (or 'ambient')",
-                                      {"fields": ("thermal",), "rails": ", ".join(missing)})
-        for z in self.thermal.zones:
+                                      {"fields": (("thermal", "heat_sources"), "thermal"), "rails": ", ".join(missing)})
+        if unknown:
+            raise PydanticCustomError("thermal", "thermal.heat_sources names {unknown}, which is no rail of this "
+                                      "SoC; rails: {rails} (and 'battery', 'charger')",
+                                      {"fields": (("thermal", "heat_sources", unknown[0]), "thermal"),
+                                       "unknown": ", ".join(unknown),
+                                       "rails": ", ".join(rails)})
+        for iz, z in enumerate(self.thermal.zones):
             for name in z.caps:
                 if name not in clusters:
                     raise PydanticCustomError("thermal", "zone '{zone}' caps unknown cluster '{name}'; clusters: "
-                                              "{clusters}", {"fields": ("thermal",), "zone": z.name, "name": name,
+                                              "{clusters}", {"fields": (("thermal", "zones", iz, "caps"), "thermal"),
+                                                             "zone": z.name, "name": name,
                                                              "clusters": ", ".join(clusters)})
         nodes = {n.name for n in self.thermal.nodes} | {self.thermal.ambient_node}
         if self.battery.thermal_node not in nodes:
             raise PydanticCustomError("battery", "battery.thermal_node '{node}' is no thermal node; nodes: {nodes}",
-                                      {"fields": ("battery",), "node": self.battery.thermal_node,
+                                      {"fields": (("battery", "thermal_node"), "battery"),
+                                       "node": self.battery.thermal_node,
                                        "nodes": ", ".join(sorted(nodes))})
         return self
 

@@ -106,3 +106,26 @@ def test_compare_with_its_json_on_stdout_puts_the_notes_on_stderr(tmp_path):
     assert "note: mnn-int8 trains niti" in " ".join(r.stderr.split())
     r = invoke(*args, "--quiet")
     assert r.exit_code == 0 and "note:" not in r.stderr
+
+
+@pytest.mark.parametrize("args, field", [
+    (["run", "--soc", "sd865", "WL", "--json", ""], "--json"),
+    (["run", "--soc", "sd865", "WL", "--trace", ""], "--trace"),
+    (["run", "--soc", "sd865", "WL", "--out", ""], "--out"),
+    (["compare", "--soc", "sd865", "WL", "--schedulers", "mnn-fp32", "--json", ""], "--json"),
+    (["sweep", "--soc", "sd865", "WL", "--json", ""], "--json"),
+    (["op", "--soc", "sd865", "conv2d", "--json", ""], "--json"),
+    (["run", "--soc", "", "WL"], "--soc"),
+    (["run", "--soc", ".", "WL"], "--soc"),
+    (["run", "--soc", "sd865", ""], "WORKLOAD"),
+    (["run", "--soc", "sd865", "."], "WORKLOAD"),
+])
+def test_empty_or_directory_names_exit_2_naming_the_option(tmp_path, monkeypatch, args, field):
+    """An empty name (an unset shell variable) is an error, not "no output" or the current
+    directory; nothing is written."""
+    wl = write_workload(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = invoke(*[str(wl) if a == "WL" else a for a in args])
+    assert r.exit_code == 2, r.output
+    assert f"field '{field}'" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wl.yaml"]

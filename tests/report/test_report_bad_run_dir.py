@@ -73,6 +73,21 @@ def test_bad_summary_json_exits_2_naming_it(run_dir, text, line):
     assert f"{run_dir / 'summary.json'}:{line}:" in r.output
 
 
+@pytest.mark.parametrize("text, what", [("junk,stuff\n1,2\n", "'junk'"), (" \n", "' '"),
+                                        ("hello world\n", "'hello world'")])
+def test_timeseries_that_is_not_socsims_exits_2(run_dir, text, what):
+    """A timeseries.csv without socsim's t_s header is not read as an empty series."""
+    p = run_dir / "timeseries.csv"
+    p.write_text(text)
+    html_before = (run_dir / "report.html").read_bytes()
+    r = _report(run_dir)
+    assert r.exit_code == 2, r.output
+    assert f"{p}:1:" in r.output and "t_s" in r.output and what in r.output
+    assert r.output.count("malformed") == 1
+    assert (run_dir / "report.html").read_bytes() == html_before
+    assert not list(run_dir.glob(".*"))
+
+
 def test_missing_timeseries_is_a_warning(run_dir):
     (run_dir / "timeseries.csv").unlink()
     r = _report(run_dir)

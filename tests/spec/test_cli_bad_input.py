@@ -91,6 +91,16 @@ def test_missing_workload_file(tmp_path):
     _expect_2(_run(tmp_path, ["run", "--soc", "sd865", str(tmp_path / "nope.yaml")]), "nope.yaml", "not found")
 
 
+def test_oversized_workload_file_is_refused_without_reading_it_all(tmp_path, monkeypatch):
+    """A workload that is not one (/dev/zero, a data file) is refused after a bounded read."""
+    import socsim.spec.loader as loader
+    monkeypatch.setattr(loader, "MAX_YAML_BYTES", 1000)
+    big = _write(tmp_path, "name: x\n" + "# padding\n" * 200)
+    _expect_2(_run(tmp_path, ["run", "--soc", "sd865", str(big)]), "wl.yaml", "larger than")
+    if Path("/dev/zero").exists():
+        _expect_2(_run(tmp_path, ["run", "--soc", "sd865", "/dev/zero"]), "/dev/zero", "larger than")
+
+
 # -- names that do not exist ---------------------------------------------------------------------
 
 def test_unknown_soc(tmp_path):

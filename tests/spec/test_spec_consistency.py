@@ -28,9 +28,11 @@ def _spec(tmp_path, old: str, new: str):
     ("- {a: cpu_little, b: soc", "- {a: cpu_little, b: cpu_little", r"thermal\.links", "joins 'cpu_little' to itself"),
     ("trips_c: [90, 95], hysteresis_c: 2, caps: [mid, prime]}", "trips_c: [95, 90], hysteresis_c: 2, caps: [mid, prime]}",
      r"thermal\.zones", "trips_c must increase"),
-    ("caps: [mid, prime]", "caps: [huge]", r"thermal", "caps unknown cluster 'huge'"),
-    ("cpu.mid: cpu_mid, ", "", r"thermal", "no node for rail(s) cpu.mid"),
-    ("  thermal_node: battery", "  thermal_node: nowhere", r"battery", "'nowhere' is no thermal node"),
+    ("caps: [mid, prime]", "caps: [huge]", r"thermal\.zones\.0\.caps", "caps unknown cluster 'huge'"),
+    ("cpu.mid: cpu_mid, ", "", r"thermal\.heat_sources", "no node for rail(s) cpu.mid"),
+    ("gpu: gpu, ", "gpu: gpu, npu: soc, ", r"thermal\.heat_sources\.npu", "names npu, which is no rail"),
+    ("- name: mid", "- name: middle", r"cpu\.clusters\.1\.name", "'middle' (rail cpu.middle) is in no"),
+    ("  thermal_node: battery", "  thermal_node: nowhere", r"battery\.thermal_node", "'nowhere' is no thermal node"),
     ("leakage_mw_per_core: 6.0", "leakage_mw_per_core: .inf", r"cpu\.clusters\.0\.leakage_mw_per_core", "finite"),
 ])
 def test_inconsistent_specs_are_input_errors(tmp_path, old, new, field, words):
