@@ -388,7 +388,8 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
                    "scheduler.options go to its own scheduler only, the others get their defaults")
 @click.option("--grid", multiple=True, metavar="KEY=V1,V2",
               help="sweep a workload field (a --set path) over values, parsed as YAML; separate them with "
-                   "';' when they are lists: --grid 'input=[1,28,28];[1,32,32]'.  One --grid per field")
+                   "';' when they are lists: --grid 'input=[1,28,28];[1,32,32]'.  One --grid per field; one value "
+                   "(--grid batches=5) sets the field for every point, as run's --set does")
 @click.option("--jobs", type=int, default=1, show_default=True, help="parallel processes")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local process pool, or Ray (install the extra from the socsim checkout: "
@@ -437,8 +438,35 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
         prog.close()
     if json_path:
         _write_atomic(json_path, dump_json({"points": rows}))
+    # as run and compare do; a note many points share is printed once, naming the points
+    sweep_notes = _point_notes(rows, quiet)
     if not quiet and json_path != "-":
         out_console.print(sweep_table(rows))
+        for note in sweep_notes:
+            out_console.print(escape(note))
+    else:
+        for note in sweep_notes:
+            err_console.print(escape(note), soft_wrap=True)
+
+
+def _point_notes(rows: list[dict], quiet: bool, show: int = 3) -> list[str]:
+    """The notes of a sweep's points, each once, with the points it holds for."""
+    from socsim.report.console import notes_to_print
+
+    where: dict[str, list[str]] = {}
+    for r in rows:
+        pt = r["point"]
+        label = " ".join([pt["soc"], str(pt["scheduler"]), *(f"{k}={v}" for k, v in pt["set"].items())])
+        for n in notes_to_print(r["summary"], quiet):
+            where.setdefault(n, []).append(label)
+    out = []
+    for n, labels in where.items():
+        if len(labels) == len(rows) and len(rows) > 1:
+            out.append(f"{n} (every point)")
+        else:
+            more = f", ... ({len(labels)} points)" if len(labels) > show else ""
+            out.append(f"{n} (point{'s' if len(labels) > 1 else ''}: {', '.join(labels[:show])}{more})")
+    return out
 
 
 @main.command()

@@ -1,6 +1,7 @@
 """The summary JSON of a run (DESIGN.md, Contracts: keys are never renamed, only added)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from socsim import __version__
@@ -36,8 +37,16 @@ def budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
         return None
     if isinstance(budget_mb, (int, float)):
         return float(budget_mb)
-    steps = sorted((st.at_s, st.mb) for st in budget_mb)
-    return min(mb for i, (at_s, mb) in enumerate(steps) if i == 0 or at_s <= sim_time_s) if steps else None
+    # the intervals the engine uses: stable order by at_s, so of two steps at one time the later
+    # one holds; a step is in force if its interval meets the run's [0, sim_time_s]
+    steps = sorted(budget_mb, key=lambda st: st.at_s)
+    held = []
+    for i, st in enumerate(steps):
+        start = -math.inf if i == 0 else st.at_s
+        end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
+        if start < end and start <= sim_time_s and end > 0:
+            held.append(st.mb)
+    return min(held) if held else None
 
 
 def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool = False) -> dict[str, Any]:

@@ -54,3 +54,21 @@ def test_sweep_from_python_names_the_sweep_options():
     with pytest.raises(InputError) as e:
         sweep(QUICK, ["sd865"], grid={"cpu.cores": [[12]], "batches": [2]})
     assert e.value.field == "cpu.cores" and e.value.origin == "--grid"
+
+
+def test_sweep_prints_each_note_once_naming_its_points(tmp_path):
+    """As run and compare do: mandheling does not train in the workload's fp32, which the sweep
+    says once for both of its points, and not for mnn-fp32's; with the JSON on stdout, on stderr."""
+    args = ["sweep", "--soc", "sd865", QUICK, "--schedulers", "mandheling,mnn-fp32", "--grid", "batches=2,3"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    notes = [ln for ln in r.output.splitlines() if ln.startswith("note:")]
+    assert len(notes) == 1, r.output
+    assert "mandheling" in notes[0] and "batches=2" in notes[0] and "batches=3" in notes[0]
+    assert "mnn-fp32" not in notes[0]
+    r = CliRunner().invoke(main, [*args, "--json", "-"])
+    assert r.exit_code == 0
+    json.loads(r.stdout)
+    assert "note: mandheling" in r.stderr
+    r = CliRunner().invoke(main, [*args, "--quiet"])
+    assert r.exit_code == 0 and r.output == ""
