@@ -506,11 +506,15 @@ def list_cmd(what):
 @click.option("--soc", default=None,
               help="also plan the workload on this SoC (name or spec path), as run would before its "
                    "first batch: catches errors that depend on the SoC")
-def validate(file, soc):
+@click.option("--scheduler", default=None, help="check the workload under this scheduler, as run --scheduler would")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="check the workload with this override, as run --set would")
+def validate(file, soc, scheduler, sets):
     """Check a SoC spec or a workload YAML; prints what it is or the first error.
 
     With --soc, a workload is also planned on that SoC (scheduler resolved, training graph built,
-    the scheduler's plan made and checked against the SoC, no batch run).
+    the scheduler's plan made and checked against the SoC, no batch run).  --set and --scheduler
+    check the workload as run would read it with them.
     """
     from socsim.spec import load_soc, load_workload, resolve_workload
     from socsim.spec.loader import load_yaml
@@ -521,8 +525,9 @@ def validate(file, soc):
     # and its error is the missing block, not a workload's missing 'model')
     soc_keys = {"marketing_name", "cpu", "thermal", "battery", "dram", "platform"}
     if isinstance(data, dict) and "model" not in data and len(soc_keys & set(data)) >= 2:
-        if soc is not None:
-            raise InputError("--soc applies to workloads; this file is a SoC spec", field="--soc", value=soc)
+        for opt, given in (("--soc", soc), ("--scheduler", scheduler), ("--set", sets[0] if sets else None)):
+            if given is not None:
+                raise InputError(f"{opt} applies to workloads; this file is a SoC spec", field=opt, value=given)
         spec = load_soc(file)
         out_console.print(escape(f"ok: SoC spec {spec.name} ({spec.marketing_name}), "
                                  f"{spec.cpu.core_count} cores in {len(spec.cpu.clusters)} clusters"
@@ -533,15 +538,17 @@ def validate(file, soc):
         load_soc(soc)  # an unknown SoC is reported before the workload's own errors
     from socsim.api import prepare
     from socsim.engine.context import build_graph
-    wl = load_workload(file)
+    if not sets and scheduler is None:
+        load_workload(file)   # errors of the file alone, before its scheduler's
+    # the scheduler and its options (errors with the line of the option, or naming --set)
+    wl, _, _, _ = prepare(file, overrides=list(sets), scheduler=scheduler)
     g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision, file)
-    prepare(file)  # the scheduler and its options (errors with the line of the option)
     msg = (f"ok: workload {wl.name}: {wl.model} {wl.input} batch {wl.batch_size}, "
            f"{wl.total_batches} batches, {wl.precision}, scheduler {wl.scheduler.name}; "
            f"{len(g.ops)} ops per batch, {g.total_macs / 1e9:.2f} G MACs")
     if soc is not None:
         from socsim.api import check_plan
-        info = check_plan(soc, file)
+        info = check_plan(soc, file, overrides=list(sets), scheduler=scheduler)
         ops = info["ops"]
         msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, cpu {ops['cpu']} / dsp {ops['dsp']} / "
                 f"gpu {ops['gpu']} ops, cores {info['cpu_cores']}")

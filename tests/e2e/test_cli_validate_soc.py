@@ -66,3 +66,26 @@ def test_validate_knows_a_soc_spec_missing_a_block(tmp_path):
     p.write_text(yaml.safe_dump(d))
     r = invoke("validate", str(p))
     assert r.exit_code == 2 and "field 'thermal': required field is missing" in r.output
+
+
+def test_validate_reads_set_and_scheduler_as_run_does(tmp_path):
+    """validate --set/--scheduler check the workload run would read with them: the same errors,
+    labelled as coming from the option, and the same plan."""
+    p = _wl(tmp_path)
+    r = invoke("validate", str(p), "--set", "batch_size=-3")
+    assert r.exit_code == 2 and "batch_size" in r.output and "(from --set)" in r.output
+    r = invoke("validate", str(p), "--scheduler", "nosuch")
+    assert r.exit_code == 2 and "(from --scheduler)" in r.output and "nosuch" in r.output
+    r = invoke("validate", str(p), "--set", "batch_size=32", "--scheduler", "mnn-int8", "--soc", "sd865")
+    assert r.exit_code == 0, r.output
+    assert "batch 32" in r.output and "scheduler mnn-int8" in r.output
+    r = invoke("validate", str(p), "--soc", "sd865", "--set", "scheduler.name=sage",
+               "--set", "environment.memory_budget_mb=0.5")
+    assert r.exit_code == 2 and "minimum" in r.output and "(from --set)" in r.output
+
+
+def test_validate_options_for_workloads_refused_on_a_soc_spec():
+    spec = str(ROOT / "soc_specs" / "sd865.yaml")
+    for opt, val in (("--set", "x=1"), ("--scheduler", "sage"), ("--soc", "sd865")):
+        r = invoke("validate", spec, opt, val)
+        assert r.exit_code == 2 and f"field '{opt}'" in r.output and "SoC spec" in r.output
