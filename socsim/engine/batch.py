@@ -22,7 +22,11 @@ from socsim.spec.soc import SocSpec
 from socsim.workload.memory import live_bytes
 
 # Power the CPU core that drives a FastRPC call or prepares a graph draws, as a fraction of a
-# fully busy core (copying and cache maintenance are memory-bound).  Assumption.
+# fully busy core.  Assumption, 0.5 (plausible 0.3-0.8): copying, cache maintenance and the
+# driver's waits are memory- or latency-bound, and a memory-bound core draws well under its
+# dynamic power at full IPC (the EAS coefficients, docs/modeling.md, are for busy cores).  No
+# published per-call CPU power exists; the FastRPC figures (hw:fastrpc) give time only.  Also
+# used for the CPU configuration switch (socsim.engine.sim ``_config_switch``).
 RPC_CPU_ACTIVITY = 0.5
 
 

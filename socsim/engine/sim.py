@@ -432,7 +432,10 @@ class Engine:
 
     def _config_switch(self, parts: list[Part]):
         """Changing core set / frequency before a batch costs time (pub:cpu_config_switch_ms),
-        paid by that batch (its first part)."""
+        paid by that batch (its first part).  Its power is one core of the first cluster at
+        RPC_CPU_ACTIVITY (the kernel's hotplug/cpufreq work runs on one core) plus the idle rails;
+        the entry's "energy about 1% of a batch" is a ratio to the paper's batches, whose energy
+        it does not give, so it is not a part figure and is not used."""
         if self._config_changed:
             self._config_changed = False
             dur = self.soc.cpu.config_switch_ms * 1e-3

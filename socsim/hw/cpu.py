@@ -211,7 +211,8 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     core_s = core_cycles / (f_mhz * 1e6)
 
     # DRAM: latency-bound per thread (MLP lines in flight) or bandwidth-bound, shared channel;
-    # the A75 (issue width 3) counts as "cpu-little" here (see the note above _ls_ports)
+    # out-of-order cores (the A75 included, issue width 3) are "cpu-big" sharers, the in-order
+    # A55 "cpu-little" (see the note above _out_of_order)
     kind = "cpu-big" if _out_of_order(slow) else "cpu-little"
     # each thread walks its input (reads) and its output (writebacks): interleaved address
     # streams that break each other's DRAM row-buffer locality (socsim.hw.dram)

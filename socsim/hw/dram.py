@@ -32,7 +32,10 @@ MIN_INTERFERENCE_FACTOR = 0.45
 # cpu-big: Cortex-A77/A78/X1 L2 tracks on the order of 32-48 outstanding transactions
 # (Arm TRMs, L2 memory system); cpu-little: Cortex-A55 L2 ~ 8-16 (A55 TRM); dsp: one demand
 # miss per HVX context in flight (in-order threads; hw:hexagon.memory ddr_access_ns=250 is per
-# access) -- the DSP's figure is per context, see socsim.hw.dsp; gpu: many warps in flight.
+# access) -- the DSP's figure is per context, see socsim.hw.dsp; gpu: assumption, 256 lines, chosen
+# not to bind: a GPU hides DRAM latency with many warps in flight, and 16 KiB over a ~300 ns loaded
+# latency is ~55 GB/s, above every spec's DRAM peak, so the GPU's share is set by the DRAM, not by
+# Little's law (any value from ~128 lines up gives the same results on the specs here).
 BYTES_IN_FLIGHT = {"cpu-big": 32 * 64, "cpu-little": 12 * 64, "dsp": 128, "gpu": 256 * 64}
 
 

@@ -107,8 +107,9 @@ def utilisation(op: Op, fill_work: float = FILL_WORK) -> float:
 # OpenCL backends): the host waits for the GPU's queue to drain (clFinish) and the tensors that
 # cross are converted between the CPU's layout and the GPU's (a read and a write of each byte,
 # at the DRAM's achievable bandwidth).  SYNC: assumption, ~0.1 ms for a clFinish round trip plus
-# mapping a buffer on a mobile OpenCL driver (no public per-call figure for Adreno/Mali; the
-# FastRPC invoke of the same phones is 92 us, pub:cpu_dsp_switch_ms; plausible 0.05-0.5 ms).
+# mapping a buffer on a mobile OpenCL driver (no public per-call figure for Adreno/Mali; an
+# empty FastRPC invoke of the same phones is 92 us, hw:fastrpc.sm8250_rpcperf_us_per_call.no_buffer,
+# a driver round trip of the same kind; plausible 0.05-0.5 ms).
 CPU_GPU_SYNC_S = 100e-6
 
 

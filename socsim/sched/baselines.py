@@ -28,19 +28,27 @@ from socsim.workload.ops import Op
 # TFLite re-prepares its interpreter (tensor allocation, op Prepare()) every training batch:
 # 304 ms per batch for VGG-16 (pub:dsp_graph_preparation_ms.VGG16.tflite; MNN 212 ms when it
 # re-prepares).  VGG-16/CIFAR-10 training at batch 64 is 132 ops in this model's graph, so the
-# cost is charged per op: 304 / 132 = 2.3 ms.
+# cost is charged per op: 304 / 132 = 2.3 ms.  Assumption: the entry was measured on Mandheling's
+# DSP path (Mandheling 3.6); it is the only published figure for TFLite's per-batch
+# re-preparation, and is used for the CPU interpreter too, whose AllocateTensors()/Prepare()
+# pass is the same host-side work (plausibly less without a delegate: an upper bound).
 TFLITE_PREP_S_PER_OP = 0.304 / 132
 # Kernel throughput relative to MNN's (1.0 = MNN).  Assumptions, from how each framework runs
 # training: TFLite's forward ops and the error gradients (lowered to CONV_2D/TRANSPOSE_CONV
 # builtins) run on XNNPACK, which is within ~15% of MNN on ARM CPUs (MNN, Jiang et al. MLSys
 # 2020, Fig. 8: MNN 8-45% faster than TF-Lite on CPU inference); the weight gradients
 # (Conv2DBackpropFilter) have no TFLite builtin and run through the Flex delegate's TensorFlow
-# (Eigen) kernel, assumed at 0.6x MNN's hand-written NEON kernel.
+# (Eigen) kernel, assumed at 0.6x MNN's hand-written NEON kernel (plausible 0.4-0.8: Eigen's
+# generic GEMM path against a tuned NEON kernel; no published mobile figure for either).
 TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "update": 1.0}
 # PyTorch mobile: eager execution through the dispatcher and autograd, ~30 us of host CPU per op
-# per batch on a big core (assumption: the PyTorch dispatcher costs ~10 us per op on desktop
-# CPUs, about 3x that on a phone core).  Its conv kernels (XNNPACK forward; im2col + GEMM
-# backward) are assumed 0.9x / 0.75x MNN's.
+# per batch on a big core.  Assumption (plausible 10-100 us): eager PyTorch's per-op framework
+# overhead is on the order of 10 us on desktop CPUs (dispatcher, autograd graph recording,
+# tensor allocation), and a phone core runs such branchy host code ~2-4x slower.  Its conv
+# kernels (XNNPACK forward; im2col + GEMM backward) are assumed 0.9x / 0.75x MNN's (plausible
+# 0.7-1.0 / 0.5-1.0): no published PyTorch-vs-MNN training kernel comparison on a phone.  These
+# set the pytorch baseline's (and Swan's) absolute times; docs/validation.md "Swan" shows how
+# the Swan comparison depends on them.
 PYTORCH_DISPATCH_S_PER_OP = 30e-6
 PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
 # MNN builds its gradient convolutions by backend-independent "geometry computing":
