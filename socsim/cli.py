@@ -119,8 +119,9 @@ def _write_atomic(path: str, data: str | bytes, field: str = "--json") -> None:
         else:
             sys.stdout.write(data)
         return
-    if Path(path).is_dir():
-        raise InputError("is a directory", field=field, value=path)
+    if Path(path).is_dir() or path.endswith(os.sep):
+        raise InputError("is a directory" if Path(path).is_dir() else "names a directory (ends in '/'); give a file",
+                         field=field, value=path)
     p, in_place = output_target(path)
     mode_w = "wb" if isinstance(data, bytes) else "w"
     if in_place:
@@ -174,6 +175,9 @@ def _check_outputs(**paths: str | None) -> None:
             raise InputError("empty path; give a file name, or '-' for stdout" if field != "out"
                              else "empty path; give a directory name", field="--" + field.replace("_", "-"),
                              value=path)
+        if path and path != "-" and field != "out" and path.endswith(os.sep):
+            raise InputError("names a directory (ends in '/'); give a file, or '-' for stdout",
+                             field="--" + field.replace("_", "-"), value=path)
         if path and path != "-" and field != "out":
             check_writable(path, "--" + field.replace("_", "-"))
 
@@ -404,8 +408,9 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
     from socsim.spec import load_soc
     from socsim.sweep import parse_grid, points, sweep as do_sweep
 
-    if jobs < 1:
-        raise InputError("must be at least 1", field="--jobs", value=jobs)
+    if not 1 <= jobs <= 1024:
+        raise InputError("must be 1 to 1024 (processes started at once; more than the points or the "
+                         "cores gains nothing)", field="--jobs", value=jobs)
     if backend == "ray":
         import importlib.util
         if importlib.util.find_spec("ray") is None:
@@ -516,15 +521,14 @@ def validate(file, soc, scheduler, sets):
     the scheduler's plan made and checked against the SoC, no batch run).  --set and --scheduler
     check the workload as run would read it with them.
     """
-    from socsim.spec import load_soc, load_workload, resolve_workload
+    from socsim.spec import load_soc, load_workload, looks_like_soc_spec, resolve_workload
     from socsim.spec.loader import load_yaml
 
     file = str(resolve_workload(file))
     data, _ = load_yaml(file)
     # a SoC spec has no model and names SoC blocks (a spec missing one of them is still a spec,
     # and its error is the missing block, not a workload's missing 'model')
-    soc_keys = {"marketing_name", "cpu", "thermal", "battery", "dram", "platform"}
-    if isinstance(data, dict) and "model" not in data and len(soc_keys & set(data)) >= 2:
+    if looks_like_soc_spec(data):
         for opt, given in (("--soc", soc), ("--scheduler", scheduler), ("--set", sets[0] if sets else None)):
             if given is not None:
                 raise InputError(f"{opt} applies to workloads; this file is a SoC spec", field=opt, value=given)

@@ -25,7 +25,7 @@ def resolve_cores(soc: SocSpec, spec: str | list[int] | tuple[int, ...], field: 
     (an unknown name, ``big0``, an empty or repeating list) is an InputError naming ``field``."""
     all_ids = sorted(i for c in soc.cpu.clusters for i in c.core_ids)
     shown = spec if isinstance(spec, str) else list(spec) if isinstance(spec, (list, tuple)) else spec
-    if isinstance(spec, str) and spec.isdigit():
+    if isinstance(spec, str) and spec.isascii() and spec.isdigit():
         spec = [int(ch) for ch in spec]
     if isinstance(spec, (list, tuple)):
         if not spec:
@@ -46,8 +46,9 @@ def resolve_cores(soc: SocSpec, spec: str | list[int] | tuple[int, ...], field: 
     if spec == "prime1":
         return (max(soc.cpu.clusters[-1].core_ids),)
     for prefix, pool in (("big", big_cores(soc)), ("little", little_cores(soc))):
-        if spec.startswith(prefix) and spec[len(prefix):].isdigit() and int(spec[len(prefix):]) > 0:
-            n = int(spec[len(prefix):])
+        rest = spec[len(prefix):]
+        if spec.startswith(prefix) and rest.isascii() and rest.isdigit() and int(rest) > 0:
+            n = int(rest)
             if n > len(pool):
                 raise InputError(f"{soc.name} has only {len(pool)} {prefix} cores {pool}", field=field, value=spec)
             return tuple(pool[:n])
@@ -57,11 +58,11 @@ def resolve_cores(soc: SocSpec, spec: str | list[int] | tuple[int, ...], field: 
 
 def is_core_set_name(spec: str) -> bool:
     """Whether ``spec`` is well-formed as a core-set name (whatever the SoC)."""
-    if spec in ("hybrid8", "all", "prime1") or spec.isdigit():
+    if spec in ("hybrid8", "all", "prime1") or spec.isascii() and spec.isdigit():
         return True
     for prefix in ("big", "little"):
         rest = spec[len(prefix):]
-        if spec.startswith(prefix) and rest.isdigit() and int(rest) > 0:
+        if spec.startswith(prefix) and rest.isascii() and rest.isdigit() and int(rest) > 0:
             return True
     return False
 
@@ -78,7 +79,7 @@ def core_set_error(value: Any) -> str | None:
     if isinstance(value, str):
         if not value.isascii() or not is_core_set_name(value):
             return UNKNOWN_CORE_SET
-        if value.isdigit() and len(set(value)) != len(value):
+        if value.isascii() and value.isdigit() and len(set(value)) != len(value):
             return "core ids must be distinct (each digit names one core)"
         return None
     if isinstance(value, (list, tuple)):

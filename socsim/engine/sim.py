@@ -726,6 +726,10 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
         if not isinstance(st.op, Op):
             raise fail(f"the plan from {src}: step {k} has op {st.op!r} ({type(st.op).__name__}), not an Op "
                        "of the training graph (ctx.graph().ops)")
+        problem = _op_problem(st.op)
+        if problem:
+            raise fail(f"the plan from {src}: step {k} has op {getattr(st.op, 'name', '?')!r} with {problem} "
+                       "(plan the training graph's ops, ctx.graph().ops, or copies of them)")
         if not isinstance(st.label, str):
             raise fail(f"the plan from {src}: step {k} ({st.op.name}) has label {st.label!r}; expected a string")
         if st.unit not in UNITS:
@@ -771,6 +775,29 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
 
 DSP_GRAPH_MODES = ("per_batch", "reuse", "none")
 
+# an op's counts and shape parameters as the cost models can take them: 64-bit, not negative
+_OP_COUNTS = ("macs", "flops", "bytes_read", "bytes_written", "weight_bytes", "out_bytes", "saved_bytes")
+_MAX_COUNT, _MAX_PARAM = 1 << 62, 1 << 40
+_AT_LEAST_ONE = ("batch", "stride", "kh", "kw", "k", "cin", "cout", "c", "h", "w")
+
+
+def _op_problem(op: Op) -> str | None:
+    """What makes a plugin-built op uncostable (a NaN count, a zero stride), or None."""
+    for name in _OP_COUNTS:
+        v = getattr(op, name, None)
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or not 0 <= v < _MAX_COUNT:
+            return f"{name} {v!r} (a count, 0 to 2^62)"
+    try:
+        params = dict(op.params)
+    except (TypeError, ValueError):
+        return f"params {op.params!r} (expected (name, int) pairs)"
+    for name, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not 0 <= v < _MAX_PARAM:
+            return f"params {name}={v!r} (an integer, 0 to 2^40)"
+        if name in _AT_LEAST_ONE and v < 1:
+            return f"params {name}={v!r} (at least 1)"
+    return None
+
 
 def _check_plan_fields(plan: Plan, src: str, fail, batch_size: int | None) -> None:
     """The plan's other fields: names the engine knows, non-negative finite overheads, a
@@ -790,11 +817,14 @@ def _check_plan_fields(plan: Plan, src: str, fail, batch_size: int | None) -> No
     def count(v) -> bool:
         return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0
 
+    def seconds(v) -> bool:   # an overhead longer than a day is a unit slip, not a phone
+        return count(v) and v <= 86400
+
     if not count(plan.dsp_graph_bytes):
         raise fail(f"the plan from {src} has dsp_graph_bytes {plan.dsp_graph_bytes!r}; expected a byte count")
-    if not count(plan.cpu_graph_prep_s):
+    if not seconds(plan.cpu_graph_prep_s):
         raise fail(f"the plan from {src} has cpu_graph_prep_s {plan.cpu_graph_prep_s!r}; expected seconds "
-                   "(finite, >= 0)")
+                   "(finite, 0 to 86400)")
     try:
         overheads = [tuple(p) for p in plan.prep_overheads]
     except TypeError:
@@ -802,9 +832,9 @@ def _check_plan_fields(plan: Plan, src: str, fail, batch_size: int | None) -> No
     if overheads is None or any(len(p) != 2 for p in overheads):
         raise fail(f"the plan from {src} has prep_overheads {plan.prep_overheads!r}; expected (name, seconds) pairs")
     for name, sec in overheads:
-        if not isinstance(name, str) or not count(sec):
+        if not isinstance(name, str) or not seconds(sec):
             raise fail(f"the plan from {src} has prep_overheads entry ({name!r}, {sec!r}); expected a name and "
-                       "seconds (finite, >= 0)")
+                       "seconds (finite, 0 to 86400)")
     try:
         mbs = list(plan.micro_batches)
     except TypeError:

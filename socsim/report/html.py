@@ -40,7 +40,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}.chart svg{width:100%;
 
 def track_order(track: str) -> tuple[int, int, str]:
     """Canonical track order: cpu0..cpuN, dsp, gpu, fastrpc, engine, then the rest by name."""
-    if track.startswith("cpu") and track[3:].isdigit():
+    if track.startswith("cpu") and track[3:].isascii() and track[3:].isdigit():
         return (0, int(track[3:]), "")
     fixed = ("dsp", "gpu", "fastrpc", "engine")
     return (1, fixed.index(track), "") if track in fixed else (2, 0, track)

@@ -134,7 +134,7 @@ class _SliceTracks:
         lanes = self._lanes.setdefault(track, [])
         if lanes:
             name, tid = f"{track} ({len(lanes) + 1})", lanes[0][2] + 10000 * len(lanes)
-        elif track.startswith("cpu") and track[3:].isdigit():
+        elif track.startswith("cpu") and track[3:].isascii() and track[3:].isdigit():
             name, tid = track, 100 + int(track[3:])
         else:
             name, tid = track, _FIXED_TIDS.get(track, 300 + self._n_other)
@@ -180,9 +180,13 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
             try:
                 next(reader, None)
                 for track, name, kind, batch, phase, start_s, dur_s in reader:
-                    start = float(start_s)
+                    start, dur = float(start_s), float(dur_s)
+                    # simulated times are finite and not negative (a slice before 0 s would never
+                    # leave the lane allocator's queue)
+                    if not (0 <= start < 1e12 and 0 <= dur < 1e12):
+                        raise ValueError(f"start_s {start_s} and dur_s {dur_s} must be finite seconds >= 0")
                     t0 = round(start * 1e9)
-                    t1 = max(t0, round((start + float(dur_s)) * 1e9))
+                    t1 = max(t0, round((start + dur) * 1e9))
                     uuid = tracks.place(track, t0, t1)
                     tail = tails.get((uuid, name, phase, kind))
                     if tail is None:

@@ -12,6 +12,7 @@ from typing import Callable
 
 from socsim.report.html import write_html
 from socsim.report.perfetto import write_perfetto
+from socsim.errors import InputError
 from socsim.report.timeseries import to_parquet
 
 TRACE_NAME = "trace.perfetto-trace"
@@ -37,6 +38,19 @@ def missing_inputs(run_dir: Path) -> list[str]:
             if not (Path(run_dir) / name).exists()]
 
 
+def _html_from_summary(run_dir: Path, out: Path, batch: int | None) -> object:
+    """write_html, with a summary.json whose values are not what socsim wrote (a number where
+    a table was, a string where a number was) as bad input naming the file, not a crash.  The
+    csv files are checked where they are parsed (socsim.report.events ``malformed``)."""
+    try:
+        return write_html(run_dir, out, batch)
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError(f"summary.json is not as socsim wrote it ({type(e).__name__}: {e}); re-run the "
+                         "workload to get a fresh run directory", file=str(run_dir / "summary.json")) from e
+
+
 def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
                   batch_for_timeline: int | None = None) -> list[Path]:
     """Write ``trace.perfetto-trace``, ``report.html`` and, when pyarrow is installed,
@@ -55,7 +69,7 @@ def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
     if trace:
         jobs.append((run_dir / TRACE_NAME, lambda p: write_perfetto(run_dir, p)))
     if html:
-        jobs.append((run_dir / HTML_NAME, lambda p: write_html(run_dir, p, batch_for_timeline)))
+        jobs.append((run_dir / HTML_NAME, lambda p: _html_from_summary(run_dir, p, batch_for_timeline)))
     jobs.append((run_dir / "timeseries.parquet", lambda p: to_parquet(run_dir, p)))
     done: list[Path] = []
     try:

@@ -80,8 +80,8 @@ class MandhelingOptions(BaseModel):
     @classmethod
     def _interval(cls, v: tuple[int, int]) -> tuple[int, int]:
         lo, hi = v
-        if not 1 <= lo <= hi:
-            raise ValueError(f"scale_change_interval must be 1 <= low <= high, got {list(v)}")
+        if not 1 <= lo <= hi <= 10**9:
+            raise ValueError(f"scale_change_interval must be 1 <= low <= high <= 1e9, got {list(v)}")
         return v
 
 

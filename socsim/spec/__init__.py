@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -87,11 +88,19 @@ def load_soc(name_or_path: str | Path) -> SocSpec:
     return _load_soc_path(str(cand))
 
 
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def _parse_scalar(text: str) -> Any:
+    """A ``--set``/``--grid`` value as YAML reads it, except that ``1e9`` is a number (YAML 1.1,
+    which PyYAML follows, wants ``1.0e+9``; a person typing a number does not)."""
     try:
-        return yaml.safe_load(text)
+        value = yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+    if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value.strip()):
+        return float(value)
+    return value
 
 
 def apply_overrides(data: dict, overrides: list[str] | dict[str, Any], file: str = "--set") -> dict:
@@ -142,7 +151,7 @@ def _apply(data: dict, items: list[tuple[str, Any]], file: str = "--set",
                     break
                 nxt = cur.get(part)
                 if nxt is None:
-                    if parts[i + 1].isdigit():
+                    if parts[i + 1].isascii() and parts[i + 1].isdigit():
                         raise InputError(f"'{'.'.join(parts[:i + 1])}' holds no list to index; set the whole "
                                          f"list ({'.'.join(parts[:i + 1])}=[...]) first", field=label, value=key)
                     nxt = cur[part] = {}
@@ -155,7 +164,7 @@ def _apply(data: dict, items: list[tuple[str, Any]], file: str = "--set",
 
 def _index(items: list, part: str, key: str, label: str, where: str) -> int:
     """``part`` as an index of the existing list ``items`` (at ``where``)."""
-    if not part.isdigit():
+    if not (part.isascii() and part.isdigit()):
         raise InputError(f"'{where}' is a list: address an item by its index ({where}.0...) or set the "
                          "whole list", field=label, value=key)
     idx = int(part)
@@ -242,7 +251,7 @@ def _check_path(parts: list[str], key: str, label: str = "--set") -> None:
     for i, part in enumerate(parts):
         here = ".".join(parts[:i])
         item = _list_item(ann)
-        if part.isdigit() and item is not None:
+        if part.isascii() and part.isdigit() and item is not None:
             ann = item
             continue
         model = _model_in(ann)
@@ -256,7 +265,7 @@ def _check_path(parts: list[str], key: str, label: str = "--set") -> None:
             raise InputError(f"'{here}' has no sub-fields", field=label, value=key)
         fields = model.model_fields
         if part not in fields:
-            if part.isdigit():
+            if part.isascii() and part.isdigit():
                 raise InputError(f"'{here}' is not a list; its fields: {', '.join(fields)}", field=label,
                                  value=key)
             raise InputError(f"no such workload field{' in ' + repr(here) if here else ''}; fields here: "
@@ -305,6 +314,14 @@ def _is_mapping(ann: Any) -> bool:
     return any(_is_mapping(a) for a in get_args(ann))
 
 
+#: top-level keys of a SoC spec; a file with two of them and no ``model`` is a spec, not a workload
+SOC_SPEC_KEYS = frozenset({"marketing_name", "cpu", "thermal", "battery", "dram", "platform"})
+
+
+def looks_like_soc_spec(data: Any) -> bool:
+    return isinstance(data, dict) and "model" not in data and len(SOC_SPEC_KEYS & set(data)) >= 2
+
+
 def load_workload(path: str | Path, overrides: list[str] | dict | None = None, *,
                   scheduler: str | None = None) -> Workload:
     """Load and validate a workload YAML, applying ``--set`` overrides first.
@@ -322,6 +339,10 @@ def load_workload_located(path: str | Path, overrides: list[str] | dict | None =
     data, lines = load_yaml(path)
     if not isinstance(data, dict):
         raise InputError("expected a mapping at the top level", file=path, line=1)
+    if looks_like_soc_spec(data):
+        raise InputError("this file looks like a SoC spec (it has 'cpu:' and 'thermal:'), not a workload; give it "
+                         "to --soc, and a workload YAML (socsim list workloads) as the argument", file=path,
+                         field="WORKLOAD", value=path)
     data, set_paths = prepare_workload_data(data, overrides, scheduler, **labels)
     origins = Origins(path, lines, set_paths)
     return validate(Workload, data, path, lines, origins=origins), origins

@@ -85,14 +85,16 @@ class CacheLevel(StrictModel):
 class Cluster(_OppRange, Sourced):
     """A CPU cluster: cores of one type sharing a frequency (and voltage) domain."""
 
-    name: str
+    # a cluster's name is part of rail and column names (cpu.<name>, cpufreq.<name>): a word
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
     core_type: str
     core_ids: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
     opps: list[Opp] = Field(min_length=1)
     issue_width: PositiveInt
     neon_pipes_128b: PositiveInt
-    fp32_flops_per_cycle: PositiveFloat = Field(description="peak FP32 FLOPs/cycle/core (FMA = 2)")
-    int8_macs_per_cycle: PositiveFloat = Field(description="peak INT8 MACs/cycle/core (sdot)")
+    # bounds: a scalar core does 1 FLOP/cycle, the widest SVE core ~64; outside is a typo
+    fp32_flops_per_cycle: float = Field(ge=1, le=1024, description="peak FP32 FLOPs/cycle/core (FMA = 2)")
+    int8_macs_per_cycle: float = Field(ge=1, le=4096, description="peak INT8 MACs/cycle/core (sdot)")
     fp32_efficiency: float = Field(gt=0, le=1, description="achieved/peak for training kernels")
     int8_efficiency: float = Field(gt=0, le=1)
     l1d: CacheLevel
@@ -170,7 +172,7 @@ class Dsp(_OppRange, Sourced):
     # default for a spec that omits it: assumption, the value of a 4 GB phone (sd845.yaml);
     # the shipped specs scale it with phone RAM (256 MB at 4 GB, 384 at 6 GB, 512 at 8 GB)
     memory_budget_mb: PositiveFloat = 256
-    batch_pad_to: int = Field(32, ge=1, description="Hexagon NN pads batches above 4 to this multiple")
+    batch_pad_to: int = Field(32, ge=1, le=1024, description="Hexagon NN pads batches above 4 to this multiple")
 
     @field_validator("opps")
     @classmethod
@@ -207,7 +209,9 @@ class Gpu(_OppRange, Sourced):
 
 class Dram(Sourced):
     type: str
-    bandwidth_gbs: PositiveFloat
+    # bounds: no phone DRAM is below 1 GB/s or above a few hundred; a value outside is a typo
+    # (and a near-zero bandwidth would run a simulated lifetime)
+    bandwidth_gbs: float = Field(ge=0.5, le=2000)
     achievable_fraction: float = Field(gt=0, le=1)
     latency_ns: PositiveFloat
     energy_pj_per_byte: PositiveFloat
@@ -242,7 +246,7 @@ class ThermalZone(StrictModel):
 
     name: str
     node: str
-    trips_c: list[float] = Field(default_factory=list)
+    trips_c: list[Annotated[float, Field(ge=-40, le=200)]] = Field(default_factory=list)
     hysteresis_c: float = Field(2.0, ge=0)
     caps: list[str] = Field(default_factory=list, description="cluster names this zone throttles")
     polling_s: PositiveFloat = Field(0.25, description="governor polling period (sm8250 passive polling)")
@@ -255,7 +259,8 @@ class Thermal(Sourced):
     heat_sources: dict[str, str] = Field(description="rail (or \"battery\": the pack's I^2 R, \"charger\": its conversion loss) -> node it heats")
     zones: list[ThermalZone] = Field(default_factory=list)
     # leakage doubling every 20-30 C (Liao, He, Lepak, IEEE TCAD 24(7) 2005): 25, as the specs
-    leakage_doubling_c: PositiveFloat = 25.0
+    leakage_doubling_c: float = Field(25.0, ge=5, le=200, description="C per doubling of leakage; "
+                                      "physical 20-30 C, bounded so leakage stays finite")
 
     @model_validator(mode="after")
     def _names(self) -> "Thermal":
@@ -285,6 +290,17 @@ class Battery(Sourced):
     capacity_mah: PositiveFloat
     nominal_voltage_v: PositiveFloat
     ocv_soc: list[tuple[float, float]] = Field(min_length=2, description="(state of charge 0..1, open-circuit V)")
+
+    @field_validator("ocv_soc")
+    @classmethod
+    def _ocv_curve(cls, v: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        socs = [s for s, _ in v]
+        volts = [u for _, u in v]
+        if not all(0 <= s <= 1 for s in socs) or socs != sorted(socs) or len(set(socs)) != len(socs):
+            raise ValueError(f"ocv_soc: states of charge must rise strictly within 0..1, got {socs}")
+        if not all(0 < u <= 10 for u in volts) or volts != sorted(volts):
+            raise ValueError(f"ocv_soc: open-circuit voltages must be positive and rise with the charge, got {volts}")
+        return v
     internal_resistance_ohm: PositiveFloat
     # 0.8: assumption, a default start charge (a phone that has been in use, neither full nor
     # low); a workload overrides it with environment.initial_soc
@@ -349,12 +365,38 @@ class SocSpec(Sourced):
             raise PydanticCustomError("thermal", "thermal.heat_sources has no node for rail(s) {rails}: every "
                                       "rail's power heats some node (or 'ambient')",
                                       {"fields": (("thermal", "heat_sources"), "thermal"), "rails": ", ".join(missing)})
+        gone = [u for u in unknown if u.startswith(cpu_rail(""))]
+        if gone:
+            # a cluster the heat sources (and likely the zones) name is not in cpu.clusters
+            raise PydanticCustomError(
+                "cluster", "thermal.heat_sources names {rail}, but cpu.clusters has no cluster '{name}' (clusters: "
+                "{clusters}): add the cluster, or remove its heat source and zone caps",
+                {"fields": (("cpu", "clusters"), "cpu"), "rail": gone[0], "name": gone[0][len(cpu_rail("")):],
+                 "clusters": ", ".join(clusters)})
         if unknown:
             raise PydanticCustomError("thermal", "thermal.heat_sources names {unknown}, which is no rail of this "
                                       "SoC; rails: {rails} (and 'battery', 'charger')",
                                       {"fields": (("thermal", "heat_sources", unknown[0]), "thermal"),
                                        "unknown": ", ".join(unknown),
                                        "rails": ", ".join(rails)})
+        # every node must reach ambient through links, or its temperature has no bound (the
+        # network solver allows a floating group, socsim.hw.thermal; a phone has none, and leakage
+        # feedback on an unbounded temperature overflows)
+        adj: dict[str, set[str]] = {}
+        for link in self.thermal.links:
+            adj.setdefault(link.a, set()).add(link.b)
+            adj.setdefault(link.b, set()).add(link.a)
+        seen, todo = {self.thermal.ambient_node}, [self.thermal.ambient_node]
+        while todo:
+            for nb in adj.get(todo.pop(), ()):
+                if nb not in seen:
+                    seen.add(nb)
+                    todo.append(nb)
+        cut = [n.name for n in self.thermal.nodes if n.name not in seen]
+        if cut:
+            raise PydanticCustomError("thermal", "thermal node(s) {nodes} have no path of links to '{ambient}': "
+                                      "their heat could never leave the phone",
+                                      {"fields": (("thermal", "links"), "thermal"), "nodes": ", ".join(cut), "ambient": self.thermal.ambient_node})
         for iz, z in enumerate(self.thermal.zones):
             for name in z.caps:
                 if name not in clusters:

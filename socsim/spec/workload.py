@@ -81,7 +81,7 @@ class CpuSettings(WorkloadBlock):
     @field_validator("cores")
     @classmethod
     def _cores(cls, v):
-        if isinstance(v, str) and v.isdigit():
+        if isinstance(v, str) and v.isascii() and v.isdigit():
             if len(set(v)) != len(v):
                 raise ValueError(f"core ids must be distinct, got {v!r}")
         elif isinstance(v, str) and v not in CORE_SETS:
@@ -164,12 +164,18 @@ class Output(WorkloadBlock):
     trace_every: int = Field(50, ge=1, description="...then for every N-th batch")
 
 
+#: largest input dimension, class count and mini-batch a workload may name
+MAX_DIM, MAX_CLASSES, MAX_BATCH = 1 << 16, 1 << 24, 1 << 20
+
+
 class Workload(WorkloadBlock):
     name: str
     model: str
-    input: list[PositiveInt] = Field(min_length=1, max_length=3)
-    num_classes: PositiveInt = 10
-    batch_size: PositiveInt
+    # upper bounds: far beyond any phone's memory, but small enough that every tensor size of
+    # the training graph stays a 64-bit byte count (a larger value is an error, not an overflow)
+    input: list[Annotated[int, Field(gt=0, le=MAX_DIM)]] = Field(min_length=1, max_length=3)
+    num_classes: int = Field(10, gt=0, le=MAX_CLASSES)
+    batch_size: int = Field(gt=0, le=MAX_BATCH)
     batches: PositiveInt | None = None
     epochs: PositiveInt | None = None
     dataset_size: PositiveInt | None = None

@@ -151,13 +151,14 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
     if backend != "local":
         raise InputError("expected local or ray", field="--backend", value=backend)
     out: list[dict[str, Any]] = []
-    if jobs <= 1:
+    if jobs <= 1 or len(work) <= 1:
         for i, w in enumerate(work):
             out.append(_run_point(w))
             if progress:
                 progress(i + 1, len(work))
         return out
-    ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    # no more workers than points: a pool forks all of its workers up front
+    ex = ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_worker_init)
     try:
         for i, r in enumerate(ex.map(_run_point, work)):
             out.append(r)

@@ -75,6 +75,9 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
                       flops=n_out * k * k, bytes_read=batch * c * h * w * esize, bytes_written=n_out * esize,
                       out_bytes=n_out * esize)
         depthwise = kind.startswith("dw")
+        if depthwise and out_channels is not None and out_channels != c:
+            raise InputError(f"a depthwise convolution has as many output channels as input channels ({c})",
+                             field="--out-channels", value=out_channels)
         co = c if depthwise else (out_channels or c)
         groups = c if depthwise else 1
         macs = batch * co * oh * ow * k * k * (1 if depthwise else c)

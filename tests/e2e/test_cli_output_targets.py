@@ -129,3 +129,19 @@ def test_empty_or_directory_names_exit_2_naming_the_option(tmp_path, monkeypatch
     assert r.exit_code == 2, r.output
     assert f"field '{field}'" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wl.yaml"]
+
+
+@pytest.mark.parametrize("args, field", [
+    (["run", "--soc", "sd865", "WL", "--json", "jdir/"], "--json"),
+    (["run", "--soc", "sd865", "WL", "--trace", "tdir/"], "--trace"),
+    (["sweep", "--soc", "sd865", "WL", "--jobs", "100000"], "--jobs"),
+    (["op", "--soc", "sd865", "dwconv2d", "--out-channels", "7"], "--out-channels"),
+    (["op", "--soc", "sd865", "conv2d", "--cores", "big²"], "--cores"),
+])
+def test_more_bad_options_exit_2(tmp_path, monkeypatch, args, field):
+    wl = write_workload(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = invoke(*[str(wl) if a == "WL" else a for a in args])
+    assert r.exit_code == 2, r.output
+    assert f"field '{field}'" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wl.yaml"]

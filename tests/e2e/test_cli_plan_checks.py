@@ -73,6 +73,40 @@ class NoWeightGrads(_Simple):
         return Plan(steps=tuple(Step(op, "cpu") for op in ops), cpu_cores=(4, 5, 6, 7), label="fwd+dgrad")
 
 
+def _one_bad_op(ctx, **changes):
+    from dataclasses import replace
+    ops = list(ctx.graph().ops)
+    ops[0] = replace(ops[0], **changes)
+    return Plan(steps=tuple(Step(op, "cpu") for op in ops), cpu_cores=(4, 5, 6, 7))
+
+
+class NanOp(_Simple):
+    name = "nan-op"
+    def plan(self, ctx):
+        return _one_bad_op(ctx, macs=float("nan"))
+
+
+class ZeroStride(_Simple):
+    name = "zero-stride"
+    def plan(self, ctx):
+        op = ctx.graph().ops[0]
+        return _one_bad_op(ctx, params=tuple((k, 0) for k, _ in op.params))
+
+
+class HugeBatch(_Simple):
+    name = "huge-batch"
+    def plan(self, ctx):
+        op = ctx.graph().ops[0]
+        return _one_bad_op(ctx, params=tuple((k, 10**30 if k == "batch" else v) for k, v in op.params))
+
+
+class DayLongPrep(_Simple):
+    name = "day-prep"
+    def plan(self, ctx):
+        from dataclasses import replace
+        return replace(super().plan(ctx), cpu_graph_prep_s=1e300)
+
+
 class StrFromHook(_Simple):
     name = "str-hook"
     def on_batch_end(self, ctx, batch, record):
@@ -80,7 +114,8 @@ class StrFromHook(_Simple):
 '''
 EPS = {"npu-plan": "NpuPlan", "empty-plan": "EmptyPlan", "freq-plan": "FreqPlan", "huge-freq": "HugeFreq",
        "dict-plan": "DictPlan", "str-hook": "StrFromHook", "fp32-on-dsp": "Fp32OnDsp",
-       "dsp-no-graph": "DspNoGraph", "no-wgrad": "NoWeightGrads"}
+       "dsp-no-graph": "DspNoGraph", "no-wgrad": "NoWeightGrads", "nan-op": "NanOp", "zero-stride": "ZeroStride",
+       "huge-batch": "HugeBatch", "day-prep": "DayLongPrep"}
 
 
 @pytest.fixture
@@ -106,6 +141,10 @@ def plugin(tmp_path, monkeypatch):
     ("dict-plan", ["plan() returned dict, not a Plan"]),
     ("fp32-on-dsp", ["plan()", "step 0 places op", "fp32) on the dsp of sd865, which cannot run it"]),
     ("dsp-no-graph", ["plan()", "ops on the DSP but has dsp_graph 'none'"]),
+    ("nan-op", ["plan()", "step 0 has op", "macs nan"]),
+    ("zero-stride", ["plan()", "step 0 has op", "at least 1"]),
+    ("huge-batch", ["plan()", "step 0 has op", "batch=" + str(10**30)]),
+    ("day-prep", ["plan()", "cpu_graph_prep_s 1e+300", "0 to 86400"]),
 ])
 def test_bad_plans_exit_2_under_run_and_validate(plugin, tmp_path, name, words):
     wl = write_workload(tmp_path, scheduler={"name": name})

@@ -45,6 +45,8 @@ def _lines(p: Path) -> int:
     ("events.csv", "1.0,thermal\n"),
     ("batches.csv", "7,0.5\n"),
     ("batches.csv", "7,zero,0.1,0.2,p\n"),
+    ("ops.csv", "cpu4,conv1,conv2d,0,forward,-1,0.0001\n"),   # hung the trace writer once
+    ("ops.csv", "cpu4,conv1,conv2d,0,forward,1e308,inf\n"),
     ("timeseries.csv", "1,2,x\n"),
     ("timeseries.csv", None),   # a bad number in a full-width row
 ])
@@ -113,3 +115,17 @@ def test_trace_counters_are_named_as_the_csv_columns(good_run):
     groups = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet
               if p.HasField("track_descriptor")}
     assert {groups[counters[c]] for c in columns if c.startswith("thermal.")} == {"Thermal"}
+
+
+@pytest.mark.parametrize("change", [{"energy_j": 5, "thermal": None}])
+def test_summary_with_wrong_types_exits_2(run_dir, change):
+    import json
+    p = run_dir / "summary.json"
+    s = json.loads(p.read_text())
+    s.update(change)
+    p.write_text(json.dumps(s))
+    html_before = (run_dir / "report.html").read_bytes()
+    r = _report(run_dir)
+    assert r.exit_code == 2, r.output
+    assert "summary.json" in r.output and "not as socsim wrote it" in r.output
+    assert (run_dir / "report.html").read_bytes() == html_before

@@ -212,3 +212,27 @@ def test_quickstart_runs_on_every_soc(tmp_path, soc):
     summary = json.loads(out.read_text())
     assert summary["soc"] == soc and summary["batches"] == 5
     assert summary["per_batch"]["time_s"] > 0 and summary["per_batch"]["energy_j"] > 0
+
+
+@pytest.mark.parametrize("override, field", [
+    ("batch_size=1000000000000000000", "batch_size"),
+    ("num_classes=1000000000000000000", "num_classes"),
+    ("input=[100000000000000000000000,28,28]", "input.0"),
+    ("cpu.cores='²³'", "cpu.cores"),
+    ("cpu.cores='٤٥'", "cpu.cores"),   # not ASCII digits: not read as cores 4 and 5
+])
+def test_huge_or_non_ascii_values_exit_2_naming_the_field(tmp_path, override, field):
+    p = _wl(tmp_path)
+    _expect_2(_run(tmp_path, ["run", "--soc", "sd865", str(p), "--set", override]), f"field '{field}'",
+              "(from --set)")
+
+
+def test_a_soc_spec_given_as_the_workload_says_so(tmp_path):
+    spec = str(soc_specs_dir() / "sd865.yaml")
+    _expect_2(_run(tmp_path, ["run", "--soc", "sd865", spec]), "looks like a SoC spec", "--soc")
+
+
+def test_exponent_numbers_in_set_are_numbers():
+    from socsim.spec import _parse_scalar
+    assert _parse_scalar("1e9") == 1e9 and _parse_scalar("-2.5E-3") == -2.5e-3
+    assert _parse_scalar("1e") == "1e" and _parse_scalar("big2") == "big2"

@@ -31,6 +31,7 @@ def _spec(tmp_path, old: str, new: str):
     ("caps: [mid, prime]", "caps: [huge]", r"thermal\.zones\.0\.caps", "caps unknown cluster 'huge'"),
     ("cpu.mid: cpu_mid, ", "", r"thermal\.heat_sources", "no node for rail(s) cpu.mid"),
     ("gpu: gpu, ", "gpu: gpu, npu: soc, ", r"thermal\.heat_sources\.npu", "names npu, which is no rail"),
+    ("cpu.mid: cpu_mid, ", "cpu.mid: cpu_mid, cpu.huge: soc, ", r"cpu\.clusters", "no cluster 'huge'"),
     ("- name: mid", "- name: middle", r"cpu\.clusters\.1\.name", "'middle' (rail cpu.middle) is in no"),
     ("  thermal_node: battery", "  thermal_node: nowhere", r"battery\.thermal_node", "'nowhere' is no thermal node"),
     ("leakage_mw_per_core: 6.0", "leakage_mw_per_core: .inf", r"cpu\.clusters\.0\.leakage_mw_per_core", "finite"),
@@ -79,3 +80,38 @@ def test_a_set_value_that_is_not_utf8_is_an_input_error():
     with pytest.raises(InputError, match="not valid UTF-8") as e:
         socsim.run("sd865", w, overrides=["name=a\udcffb"])
     assert e.value.field == "--set"
+
+
+@pytest.mark.parametrize("old, new, field, words", [
+    ("leakage_doubling_c: 25", "leakage_doubling_c: 0.000001", r"thermal\.leakage_doubling_c", "greater than or equal"),
+    ("    - {a: board, b: ambient, conductance_w_per_k: 0.03}\n", "", None, None),   # still linked via skin: fine
+    ("    - {a: soc, b: board, conductance_w_per_k: 0.08}\n", "", r"thermal\.links", "no path of links to 'ambient'"),
+    ("- name: little", "- name: ''", r"cpu\.clusters\.0\.name", "pattern"),
+    ("trips_c: [90, 95], hysteresis_c: 2, caps: [little]", "trips_c: [-300], hysteresis_c: 2, caps: [little]",
+     r"thermal\.zones\.2\.trips_c\.0", "greater than or equal"),
+])
+def test_physically_impossible_specs_are_input_errors(tmp_path, old, new, field, words):
+    """Values that would run a simulated lifetime or overflow (isolated heat, leakage doubling
+    every microdegree) are refused where they are written."""
+    p = _spec(tmp_path, old, new)
+    if field is None:
+        load_soc(p)
+        return
+    with pytest.raises(InputError) as e:
+        load_soc(p)
+    assert re.fullmatch(field, e.value.field), e.value.field
+    assert words in e.value.message
+
+
+def test_battery_ocv_curve_must_rise_within_0_1(tmp_path):
+    text = SD865
+    import yaml as _y
+    data = _y.safe_load(text)
+    for curve, words in (([[0.0, -3.8], [1.0, -3.0]], "positive"), ([[0.0, 3.4], [1.5, 4.3]], "within 0..1"),
+                         ([[0.0, 4.3], [1.0, 3.4]], "rise with the charge")):
+        data["battery"]["ocv_soc"] = curve
+        p = tmp_path / "s.yaml"
+        p.write_text(_y.safe_dump(data))
+        with pytest.raises(InputError) as e:
+            load_soc(p)
+        assert e.value.field == "battery.ocv_soc" and words in e.value.message
