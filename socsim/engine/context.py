@@ -255,17 +255,23 @@ class RunContext:
         self.stop_requested = reason
 
 
-def budget_steps_bytes(budget_mb) -> list[tuple[float, float, int]]:
-    """The workload's memory budget as (from_s, until_s, bytes) intervals covering all time
-    (the first step of a profile holds from the start); [] without a budget."""
+def budget_intervals(budget_mb) -> list[tuple[float, float, float]]:
+    """The workload's memory budget as (from_s, until_s, MB) intervals covering all time (the
+    first step of a profile holds from the start; of two steps at one time, the later listed
+    holds); [] without a budget."""
     if budget_mb is None:
         return []
     if isinstance(budget_mb, (int, float)):
-        return [(-math.inf, math.inf, int(budget_mb * (1 << 20)))]
+        return [(-math.inf, math.inf, float(budget_mb))]
     steps = sorted(budget_mb, key=lambda st: st.at_s)
     out = []
     for i, st in enumerate(steps):
         start = -math.inf if i == 0 else st.at_s
         end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
-        out.append((start, end, int(st.mb * (1 << 20))))
+        out.append((start, end, st.mb))
     return out
+
+
+def budget_steps_bytes(budget_mb) -> list[tuple[float, float, int]]:
+    """:func:`budget_intervals` in bytes."""
+    return [(start, end, int(mb * (1 << 20))) for start, end, mb in budget_intervals(budget_mb)]

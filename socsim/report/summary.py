@@ -1,7 +1,6 @@
 """The summary JSON of a run (DESIGN.md, Contracts: keys are never renamed, only added)."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from socsim import __version__
@@ -31,21 +30,11 @@ def _per_batch(total: int, n: int) -> int | float:
 
 def budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
     """The smallest memory budget (MB) in force during a run of ``sim_time_s``: a number, or
-    the steps of a budget profile; the first step holds from the start, as in
-    socsim.engine.context ``memory_budget_bytes``.  None without a budget."""
-    if budget_mb is None:
-        return None
-    if isinstance(budget_mb, (int, float)):
-        return float(budget_mb)
-    # the intervals the engine uses: stable order by at_s, so of two steps at one time the later
-    # one holds; a step is in force if its interval meets the run's [0, sim_time_s]
-    steps = sorted(budget_mb, key=lambda st: st.at_s)
-    held = []
-    for i, st in enumerate(steps):
-        start = -math.inf if i == 0 else st.at_s
-        end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
-        if start < end and start <= sim_time_s and end > 0:
-            held.append(st.mb)
+    the steps of a budget profile, over the engine's intervals (socsim.engine.context
+    ``budget_intervals``) that meet the run's [0, sim_time_s].  None without a budget."""
+    from socsim.engine.context import budget_intervals
+
+    held = [mb for start, end, mb in budget_intervals(budget_mb) if start < end and start <= sim_time_s and end > 0]
     return min(held) if held else None
 
 
