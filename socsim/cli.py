@@ -119,9 +119,8 @@ def _write_atomic(path: str, data: str | bytes, field: str = "--json") -> None:
         else:
             sys.stdout.write(data)
         return
-    if Path(path).is_dir() or path.endswith(os.sep):
-        raise InputError("is a directory" if Path(path).is_dir() else "names a directory (ends in '/'); give a file",
-                         field=field, value=path)
+    if Path(path).is_dir():
+        raise InputError("is a directory", field=field, value=path)
     p, in_place = output_target(path)
     mode_w = "wb" if isinstance(data, bytes) else "w"
     if in_place:

@@ -104,13 +104,17 @@ def parse_yaml(text: str, name: str = "<string>") -> tuple[Any, _Lines]:
     return data, lines
 
 
-def _value_at(data: Any, loc: tuple) -> Any:
+_MISSING = object()
+
+
+def _value_at(data: Any, loc: tuple, default: Any = None) -> Any:
+    """The value at ``loc`` (keys and list indexes) in ``data``, or ``default`` when there is none."""
     cur = data
     for k in loc:
         try:
             cur = cur[k]
         except (KeyError, IndexError, TypeError):
-            return None
+            return default
     return cur
 
 
@@ -208,15 +212,7 @@ def _clean_loc(err: dict, data: Any) -> tuple:
 
 def _has_path(data: Any, loc: tuple) -> bool:
     """Whether ``loc`` (keys and list indexes) leads to a value in ``data``."""
-    cur = data
-    for k in loc:
-        if isinstance(cur, dict) and k in cur:
-            cur = cur[k]
-        elif isinstance(cur, list) and isinstance(k, int) and 0 <= k < len(cur):
-            cur = cur[k]
-        else:
-            return False
-    return True
+    return _value_at(data, loc, _MISSING) is not _MISSING
 
 
 def _named_field(err: dict, loc: tuple, data: Any, origins: Origins | None) -> tuple | None:
