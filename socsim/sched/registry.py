@@ -100,6 +100,9 @@ def _load(ep) -> Any:
     import contextlib
     import io
 
+    if getattr(ep, "pattern", None) is not None and ep.pattern.match(ep.value) is None:
+        raise _LoadError(f"entry point value {ep.value!r} is not 'module:Class' (a quoted or misspelt "
+                         "value in the plugin's pyproject.toml?)")
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):

@@ -156,7 +156,10 @@ def _apply(data: dict, items: list[tuple[str, Any]], file: str = "--set",
                                          f"list ({'.'.join(parts[:i + 1])}=[...]) first", field=label, value=key)
                     nxt = cur[part] = {}
             if not isinstance(nxt, (dict, list)):
-                raise InputError(f"cannot set a sub-field of a {type(nxt).__name__}", field=key, file=file)
+                where = ".".join(parts[:i + 1])
+                raise InputError(f"'{where}' is {nxt!r} (a {type(nxt).__name__}), which has no field "
+                                 f"'{parts[i + 1]}': set '{where}' as a whole ({where}={{{parts[i + 1]}: ...}})",
+                                 field=key, file=label)
             cur = nxt
         paths[tuple(loc)] = label
     return data, paths

@@ -96,6 +96,8 @@ def parse_yaml(text: str, name: str = "<string>") -> tuple[Any, _Lines]:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or str(e)
+        if "tag:yaml.org,2002:merge" in problem:    # our line-tracking constructor does not take '<<'
+            problem = "merge keys ('<<') are not supported: write the fields out, or use an anchor for a whole value"
         raise InputError(f"malformed YAML: {problem}", file=name,
                          line=(mark.line + 1) if mark else None) from None
     except InputError as e:

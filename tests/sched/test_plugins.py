@@ -534,3 +534,13 @@ def test_two_plugins_with_one_name_run_neither(faulty):
         and "ProtoInit" in e.value.message
     r = _run_cli("list", "schedulers")
     assert r.exit_code == 0 and "mnn-fp32" in r.output
+
+
+def test_a_quoted_entry_point_value_is_named(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    site.mkdir()
+    _dist(site, "socsim_quoted_plugin", "[socsim.schedulers]\nquoted-plugin = 'socsim_quoted_plugin:Sched'\n")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    e = discover()["quoted-plugin"]
+    assert e.cls is None and "is not 'module:Class'" in e.error and "'socsim_quoted_plugin:Sched'" in e.error

@@ -222,6 +222,12 @@ def test_unhashable_key_is_input_error(text):
         parse_yaml(text, "w.yaml")
 
 
+def test_merge_key_is_named():
+    with pytest.raises(InputError) as ei:
+        parse_yaml("base: &b {a: 1}\nx:\n  <<: *b\n", "w.yaml")
+    assert "merge keys ('<<')" in ei.value.message and ei.value.line == 3
+
+
 def test_recursive_alias_is_input_error():
     with pytest.raises(InputError):
         parse_yaml("a: &x [*x]\n", "w.yaml")

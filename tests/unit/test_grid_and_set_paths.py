@@ -86,3 +86,10 @@ def test_value_error_in_a_list_item_is_located_from_set():
     with pytest.raises(InputError) as e:
         prepare(QUICK, overrides=[BUDGET, "environment.memory_budget_mb.0.mb=-1"])
     assert e.value.field == "environment.memory_budget_mb.0.mb" and e.value.origin == "--set"
+
+
+def test_set_into_a_scalar_says_to_set_the_whole_field():
+    with pytest.raises(InputError) as e:        # quickstart.yaml has `freq: max`
+        prepare(QUICK, overrides=["cpu.freq.little=max"])
+    assert e.value.field == "cpu.freq.little" and e.value.file == "--set"
+    assert "'cpu.freq' is 'max'" in e.value.message and "cpu.freq={little: ...}" in e.value.message
