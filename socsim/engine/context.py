@@ -256,9 +256,10 @@ class RunContext:
 
 
 def budget_intervals(budget_mb) -> list[tuple[float, float, float]]:
-    """The workload's memory budget as (from_s, until_s, MB) intervals covering all time (the
-    first step of a profile holds from the start; of two steps at one time, the later listed
-    holds); [] without a budget."""
+    """The workload's memory budget as (from_s, until_s, MB) intervals: a number holds for all
+    time; a profile's steps each hold from their ``at_s`` to the next one's (of two steps at one
+    time, the later listed holds), and before its first step there is no budget (a profile
+    starting at ``at_s: 30`` leaves the first 30 s unbounded); [] without a budget."""
     if budget_mb is None:
         return []
     if isinstance(budget_mb, (int, float)):
@@ -266,7 +267,7 @@ def budget_intervals(budget_mb) -> list[tuple[float, float, float]]:
     steps = sorted(budget_mb, key=lambda st: st.at_s)
     out = []
     for i, st in enumerate(steps):
-        start = -math.inf if i == 0 else st.at_s
+        start = st.at_s
         end = steps[i + 1].at_s if i + 1 < len(steps) else math.inf
         out.append((start, end, st.mb))
     return out

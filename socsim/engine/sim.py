@@ -15,6 +15,7 @@ The timeline of a distinct (plan, operating point, interference) is walked once 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import numbers
@@ -176,6 +177,7 @@ class Engine:
             self.stats.plan_labels.append(plan.label)
         self.stats.battery_start_soc = self.acct.battery.soc
         self._plan = plan
+        self._batch_state = self._readings()  # the initial state, until the first batch starts
         self._fg_loads = self.workload.environment.foreground_loads
         self.stats.fg_contended_core_s = [0.0] * len(self._fg_loads)
         for load in self._fg_loads:
@@ -189,9 +191,11 @@ class Engine:
             self.env.run(until=done)
         except InputError as e:
             # SimPy re-raises a failure of a process nobody waits for (a foreground load's or the
-            # memory budget's hook) as a copy made from its args: the original keeps the fields
+            # memory budget's hook) as a copy made from its args: the original keeps the fields.
+            # A copy has its original's args; an error that wraps another (the plugin guard's,
+            # naming the scheduler and hook) has its own message and stays
             cause = e.__cause__
-            if type(cause) is type(e):
+            if type(cause) is type(e) and cause.args == e.args:
                 raise cause from None
             raise
         self.acct.final_sample(self.env.now, self._freqs)
@@ -206,6 +210,9 @@ class Engine:
         total = self.workload.total_batches
         for b in range(total):
             self.rctx.batch = b
+            # what hooks that fire inside this batch read (the accounting runs a batch's parts
+            # ahead of the clock: its live readings are the part's end, the hooks' future)
+            self._batch_state = self._readings()
             self._budget_hooks(self.env.now)  # budget steps due by now (between batches)
             self.rctx.now_s = self.env.now
             self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
@@ -522,14 +529,36 @@ class Engine:
         self.rctx.now_s = env.now
         self.recorder.instant(env.now, "engine", "foreground start", f"{load.name} cores={load.cores}")
         ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, True, load.name)
-        self._apply(self.scheduler.on_interference(self.rctx, ev), "on_interference()")
+        with self._as_of_last_batch():
+            new_plan = self.scheduler.on_interference(self.rctx, ev)
+        self._apply(new_plan, "on_interference()")
         yield env.timeout(load.duration_s)
         self._active_loads.remove(load)
         self._update_interference()
         self.rctx.now_s = env.now
         self.recorder.instant(env.now, "engine", "foreground end", load.name)
         ev = InterferenceEvent(env.now, tuple(load.cores), load.utilization, False, load.name)
-        self._apply(self.scheduler.on_interference(self.rctx, ev), "on_interference()")
+        with self._as_of_last_batch():
+            new_plan = self.scheduler.on_interference(self.rctx, ev)
+        self._apply(new_plan, "on_interference()")
+
+    def _readings(self) -> tuple[dict[str, float], float, float]:
+        r = self.rctx
+        return dict(r.temps_c), r.battery_soc, r.battery_temp_c
+
+    @contextlib.contextmanager
+    def _as_of_last_batch(self):
+        """The context's temperatures and battery as at the end of the last finished batch
+        (docs/plugins.md, section 3) while a hook that fires between polls runs; the live
+        readings are put back after it."""
+        live = self._readings()
+        r = self.rctx
+        r.temps_c, r.battery_soc, r.battery_temp_c = self._batch_state
+        r.temps_c = dict(r.temps_c)  # the hook may write to it
+        try:
+            yield
+        finally:
+            r.temps_c, r.battery_soc, r.battery_temp_c = live
 
     def _update_interference(self) -> None:
         """Per core, the highest utilisation of the foreground loads running on it now (recomputed
@@ -599,7 +628,8 @@ class Engine:
             step = running[1] if running is not None else None
             self.rctx.step_in_progress = step
             try:
-                new_plan = self.scheduler.on_memory_pressure(self.rctx, budget)
+                with self._as_of_last_batch():
+                    new_plan = self.scheduler.on_memory_pressure(self.rctx, budget)
             finally:
                 self.rctx.step_in_progress = None
             c, self.rctx._continuation = self.rctx._continuation, None

@@ -7,6 +7,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from socsim.report.summary import run_label
+
 
 def _fmt_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
@@ -125,7 +127,7 @@ def _plan_sequence(labels: list[str], keep: int = 6) -> str:
 def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table:
     """The run's summary.  ``deterministic``: the run reported no wall time (None: infer from a
     ``wall_time_s`` of 0)."""
-    t = Table(title=escape(f"socsim: {s['workload']} on {s['soc']} ({s['scheduler']})"), show_header=False)
+    t = Table(title=escape(f"socsim: {s['workload']} on {s['soc']} ({run_label(s)})"), show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
     pb = s["per_batch"]
@@ -211,7 +213,7 @@ def sweep_table(rows: list[dict[str, Any]]) -> Table:
         t.add_column(col)
     for r in rows:
         s, p = r["summary"], r["point"]
-        t.add_row(escape(p["soc"]), escape(s["scheduler"]), escape(" ".join(f"{k}={v}" for k, v in p["set"].items())),
+        t.add_row(escape(p["soc"]), escape(run_label(s)), escape(" ".join(f"{k}={v}" for k, v in p["set"].items())),
                   fmt_time(s["per_batch"]["time_s"]), fmt_energy(s["per_batch"]["energy_j"]),
                   f"{s['thermal']['peak_c']:.1f}", _fmt_bytes(s["memory"]["peak_bytes"]))
     return t

@@ -137,6 +137,13 @@ def stopped_early(s: dict[str, Any]) -> bool:
     return bool(stop) or (planned is not None and s["batches"] < planned)
 
 
+def run_label(s: dict[str, Any]) -> str:
+    """A run's scheduler as people name it: ``base+scheduler`` for a composed run (as ``socsim
+    compare --schedulers`` names it, and as a file's ``base`` option composes it)."""
+    base = (s.get("scheduler_info") or {}).get("base")
+    return f"{base}+{s['scheduler']}" if isinstance(base, str) else s["scheduler"]
+
+
 def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What ``socsim compare`` shows for each run, as numbers: per-batch time and energy (means
     over the batches run) and their ratios to the first run (the reference; None where its
@@ -149,10 +156,8 @@ def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for s in runs:
         pb, p = s["per_batch"], s["placement"]
         loads = s.get("foreground") or []
-        base = (s.get("scheduler_info") or {}).get("base")
         rows.append({
-            # a composed run as socsim compare --schedulers names it: base+scheduler
-            "scheduler": f"{base}+{s['scheduler']}" if isinstance(base, str) else s["scheduler"],
+            "scheduler": run_label(s),
             "batches": s["batches"],
             "batches_planned": s.get("batches_planned", s["batches"]),
             "stopped_early": stopped_early(s),

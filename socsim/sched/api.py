@@ -78,6 +78,21 @@ class Plan:
     label: str = ""
     notes: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # lists where tuples are meant ([4, 5] for the cores) are what a plugin writes first;
+        # the engine hashes these fields, so they are made tuples here (other types are left
+        # for check_plan to refuse with a message)
+        for name in ("steps", "cpu_cores", "micro_batches", "step_memory"):
+            v = getattr(self, name)
+            if isinstance(v, list):
+                object.__setattr__(self, name, tuple(v))
+        for name in ("cpu_freq_mhz", "prep_overheads"):
+            v = getattr(self, name)
+            if isinstance(v, (list, tuple)) and any(isinstance(x, list) for x in v):
+                object.__setattr__(self, name, tuple(tuple(x) if isinstance(x, list) else x for x in v))
+            elif isinstance(v, list):
+                object.__setattr__(self, name, tuple(v))
+
     def count(self, unit: str) -> int:
         return sum(1 for s in self.steps if s.unit == unit)
 

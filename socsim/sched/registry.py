@@ -12,7 +12,9 @@ the scheduler, the method and the exception; the same from a built-in is socsim'
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
+import sys
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -294,14 +296,18 @@ def _guard(hook: str, name: str, holder: list[type]):
     def method(self, *args, **kwargs):
         parent = getattr(super(holder[0], self), hook)
         try:
-            result = parent(*args, **kwargs)
+            # what a plugin prints goes to stderr: on stdout it would corrupt `--json -`
+            with contextlib.redirect_stdout(sys.stderr):
+                result = parent(*args, **kwargs)
         except InputError as e:
             if e.field:
                 raise  # it names what was wrong (an option, a workload field)
             # the plugin's own verdict ("cannot fit anything"): say whose, and where
             raise ScheduleError(f"scheduler plugin {name!r} in {hook}(): {e.message}",
                                 field="scheduler.name", value=name) from e
-        except (Exception, SystemExit) as e:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # SystemExit, GeneratorExit and the like are the plugin's too
             what = f"called sys.exit({e.code!r})" if isinstance(e, SystemExit) else f"{type(e).__name__}: {e}"
             raise ScheduleError(f"scheduler plugin {name!r} failed in {hook}(): {what}",
                                 field="scheduler.name", value=name) from e

@@ -7,6 +7,7 @@ Installing the example package is simulated the way pip leaves it: a ``*.dist-in
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 
@@ -298,6 +299,48 @@ class NotJson(_Simple):
         return {"x": object()}
 
 
+class NoFieldHookErr(_Simple):
+    name = "no-field-hook-error"
+    def on_batch_end(self, ctx, batch, record):
+        raise ScheduleError("cannot fit anything")
+
+
+class GenExitHook(_Simple):
+    name = "genexit-hook"
+    def on_batch_end(self, ctx, batch, record):
+        raise GeneratorExit("odd")
+
+
+class ListCores(_Simple):
+    name = "list-cores"
+    def plan(self, ctx):
+        p = single_unit_plan(ctx.graph(), "cpu", (4, 5), "lists")
+        return Plan(steps=list(p.steps), cpu_cores=[4, 5], cpu_freq_mhz=[["mid", 2419.2]], label="lists")
+
+
+class Prints(_Simple):
+    name = "prints"
+    def plan(self, ctx):
+        print("hello from plan")
+        return super().plan(ctx)
+    def on_batch_end(self, ctx, batch, record):
+        print("hello from on_batch_end")
+
+
+class StateSpy(_Simple):
+    """What on_interference and on_batch_end read of the phone's state."""
+    name = "state-spy"
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.seen = []
+    def on_batch_end(self, ctx, batch, record):
+        self.seen.append(("end", ctx.now_s, dict(ctx.temps_c), ctx.battery_soc))
+    def on_interference(self, ctx, event):
+        self.seen.append(("fg", ctx.now_s, dict(ctx.temps_c), ctx.battery_soc))
+    def summary_extra(self):
+        return {"seen": self.seen}
+
+
 class SplitLater(_Simple):
     name = "split-later"
     def on_batch_end(self, ctx, batch, record):
@@ -314,7 +357,9 @@ FAULTY_EPS = {"raise-plan": "RaisePlan", "raise-hook": "RaiseHook", "raise-start
               "bad-precision": "BadPrecision", "impostor": "Impostor", "num-option": "NumOption",
               "not-json": "NotJson", "split-later": "SplitLater", "exit-hook": "ExitHook",
               "no-field-error": "NoFieldErr", "nan-extra": "NanExtra", "list-extra": "ListExtra",
-              "made-up-cores": "MadeUpCores", "turbo-freq": "TurboFreq", "no-core-42": "NoCore42"}
+              "made-up-cores": "MadeUpCores", "turbo-freq": "TurboFreq", "no-core-42": "NoCore42",
+              "no-field-hook-error": "NoFieldHookErr", "genexit-hook": "GenExitHook", "list-cores": "ListCores",
+              "prints": "Prints", "state-spy": "StateSpy"}
 
 
 @pytest.fixture
@@ -347,6 +392,7 @@ def wl_file(tmp_path):
     ("raise-interference", "on_interference", "RuntimeError: boom in on_interference"),
     ("raise-summary", "summary_extra", "RuntimeError: boom in summary_extra"),
     ("proto-raise", "plan", "RuntimeError: no name, still named"),
+    ("genexit-hook", "on_batch_end", "GeneratorExit: odd"),
 ])
 def test_a_plugin_raising_is_an_input_error_naming_it(faulty, wl_file, name, hook, exc):
     with pytest.raises(InputError) as e:
@@ -544,3 +590,37 @@ def test_a_quoted_entry_point_value_is_named(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     e = discover()["quoted-plugin"]
     assert e.cls is None and "is not 'module:Class'" in e.error and "'socsim_quoted_plugin:Sched'" in e.error
+
+
+def test_a_plugins_own_verdict_from_a_hook_names_it(faulty, wl_file):
+    """A ScheduleError without a field from a hook says whose and where, as from plan()."""
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", str(wl_file), scheduler="no-field-hook-error")
+    assert e.value.field == "scheduler.name" and e.value.value == "no-field-hook-error"
+    assert e.value.message == "scheduler plugin 'no-field-hook-error' in on_batch_end(): cannot fit anything"
+
+
+def test_a_plan_may_give_lists_for_tuples(faulty, wl_file):
+    s = socsim.run("sd865", str(wl_file), scheduler="list-cores").summary
+    assert s["placement"]["cpu_cores"] == [4, 5]
+
+
+def test_what_a_plugin_prints_keeps_json_on_stdout_clean(faulty, wl_file):
+    r = CliRunner().invoke(main, ["run", "--soc", "sd865", str(wl_file), "--scheduler", "prints", "--json", "-"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["scheduler"] == "prints"
+    assert "hello from plan" in r.stderr and "hello from on_batch_end" in r.stderr
+
+
+def test_a_hook_inside_a_batch_reads_the_state_of_the_last_finished_batch(faulty):
+    """docs/plugins.md section 3: on_interference sees temperatures and battery as at the end of
+    the last finished batch, not the end of the batch it falls in (the accounting's lookahead)."""
+    wl = {**WL, "batch_size": 64, "batches": 4,   # ~5.5 ms batches: the app starts in the second, ends in the third
+          "environment": {"foreground_load": {"name": "app", "cores": [0], "start_s": 0.008, "duration_s": 0.006}}}
+    seen = socsim.run("sd865", wl, scheduler="state-spy").summary["scheduler_info"]["seen"]
+    ends = [x for x in seen if x[0] == "end"]
+    fg = [x for x in seen if x[0] == "fg"]
+    assert [sum(e[1] <= x[1] for e in ends) for x in fg] == [1, 2]   # both inside a batch
+    for _, t, temps, soc in fg:
+        last = [e for e in ends if e[1] <= t][-1]
+        assert (temps, soc) == (last[2], last[3])

@@ -167,3 +167,24 @@ def test_a_bad_continuation_is_the_schedulers_error(tmp_path, base_time, mode, w
         run(tmp_path, _workload(1.4 * base_time), scheduler=Continuer(mode))
     assert words in e.value.message and "ctx.continue_batch()" in e.value.message
     assert e.value.field == "scheduler.name"
+
+
+def test_a_profile_that_starts_late_leaves_the_time_before_unbounded(tmp_path, base_time):
+    """Before a profile's first step there is no budget: the plan sees none, nothing is over it,
+    and the hook hears of the first step when it comes (docs/guide.md, memory_budget_mb)."""
+    class Ignores(Continuer):
+        def plan(self, ctx):
+            self.at_start = ctx.memory_budget_bytes(0.0)
+            return super().plan(ctx)
+
+        def on_memory_pressure(self, ctx, budget_bytes):
+            self.seen.append(("memory", ctx.now_s))
+            return None
+
+    t_step = 1.4 * base_time
+    sched = Ignores()
+    r = run(tmp_path, lenet(batches=3, environment={"memory_budget_mb": [{"at_s": t_step, "mb": 50}]}),
+            scheduler=sched)
+    assert sched.at_start is None and ("memory", t_step) in sched.seen
+    over = r.summary["memory"]["over_budget"]
+    assert over["seconds"] == pytest.approx(3 * base_time - t_step, rel=1e-6)
