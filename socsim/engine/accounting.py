@@ -142,7 +142,7 @@ class Accounting:
         cut = end_s is not None and end_s < tpl.duration_s
         dur = (end_s if cut else tpl.duration_s) - a
         t1 = t0 + dur
-        static_mw = self._static(plan, freqs, tpl)
+        static_mw, fg_mw = self._static(plan, freqs, tpl)
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
@@ -150,76 +150,97 @@ class Accounting:
         offs = np.clip(np.append(grid - t0, dur), 0.0, dur)  # a sample at the part end may round past it
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
-            cum = tpl.dyn_energy_until(offs + a)
         else:
             cum0 = np.zeros((1, len(self.rails)))
-            cum = tpl.dyn_energy_until(offs)
-        dts = np.diff(offs, prepend=0.0)
-        piece_j = np.diff(cum, axis=0, prepend=cum0) + np.outer(dts, static_mw * 1e-3)
-        safe = np.where(dts > 0, dts, 1.0)
-        node_w = (piece_j / safe[:, None]) @ self._heat_map + self._aux_w
-        temps = self.thermal.advance_many(self.temps, node_w, dts)
-        zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
-        stop = self._poll(zt, t0 + offs, t1, stop_if)
+        charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
+        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
+        before = self.battery
+        pieces = self._pieces(tpl, a, cum0, offs, static_mw)
+        step = self._battery(before, pieces, dur, batt_temp, charging_w)
+        temps, zt = self._heat(pieces, step[3])
+        polls = None
+        if self._near(zt) and math.isfinite(self._poll_s):
+            # the governor polls on its own clock (every polling_s from t = 0), not the sampling
+            # grid's: the pieces are cut at its polls too, so its decisions do not depend on the
+            # output's sampling period
+            # (polls in (t0, t1]: one at the part's end acts from the next part on)
+            k0 = math.floor((t0 + 1e-12) / self._poll_s) + 1
+            ptimes = self._poll_s * np.arange(k0, math.floor((t1 + 1e-12) / self._poll_s) + 1)
+            if len(ptimes):
+                p_off = np.round(ptimes - t0, 12)
+                s_off = np.round(offs[:-1], 12)
+                fine = np.union1d(s_off, p_off)
+                fine = np.append(fine[fine < dur - 1e-12], dur)
+                polls = np.isin(fine, p_off)
+                polls[-1] = abs(float(ptimes[-1]) - t1) < 1e-9
+                samples = np.flatnonzero(np.isin(fine, s_off))
+                pieces = self._pieces(tpl, a, cum0, fine, static_mw)
+                temps, zt = self._heat(pieces, step[3])
+                offs = fine
+        stop = self._poll(zt, t0 + offs, t1, stop_if, polls)
+        cum, dts, piece_j = pieces
         if stop is not None:
-            # caps changed at the end of piece ``stop`` (a sampling boundary): this part ends there
-            n_grid = stop + 1
-            grid = grid[:n_grid]
+            # caps changed at the end of piece ``stop``: this part ends there
             dur = float(offs[stop])
             t1 = t0 + dur
-            offs = np.append(offs[:n_grid], dur)
-            dts = np.append(dts[:n_grid], 0.0)
-            piece_j = np.vstack([piece_j[:n_grid], np.zeros((1, len(self.rails)))])
-            temps = np.vstack([temps[:n_grid], temps[stop:stop + 1]])
-            zt = np.vstack([zt[:n_grid], zt[stop:stop + 1]])
+            offs = np.append(offs[:stop + 1], dur)
+            dts = np.append(dts[:stop + 1], 0.0)
+            piece_j = np.vstack([piece_j[:stop + 1], np.zeros((1, len(self.rails)))])
+            temps = np.vstack([temps[:stop + 1], temps[stop:stop + 1]])
+            zt = np.vstack([zt[:stop + 1], zt[stop:stop + 1]])
             batch_j = cum[stop] - cum0[0] + static_mw * 1e-3 * dur
+            step = self._battery(before, (None, dts, piece_j), dur, batt_temp, charging_w)
         elif cut:
             batch_j = cum[-1] - cum0[0] + static_mw * 1e-3 * dur
         elif a > 0.0:
             batch_j = tpl.dyn_energy_j - cum0[0] + static_mw * 1e-3 * dur
         else:
             batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
+        if polls is not None:
+            # the sampling boundaries among the pieces: the samples see pieces between them
+            samples = samples[samples <= (stop if stop is not None else len(offs))]
+            n_grid = len(samples)
+            grid = grid[:n_grid]
+            keep = np.append(samples, len(offs) - 1)
+            ecum = np.cumsum(piece_j, axis=0)[keep]
+            piece_s = np.diff(ecum, axis=0, prepend=np.zeros((1, len(self.rails))))
+            offs_s = offs[keep]
+            dts_s = np.diff(offs_s, prepend=0.0)
+            temps_s = temps[keep]
+        else:  # (no polls, so no stop: the pieces are the sampling grid's)
+            offs_s, dts_s, piece_s, temps_s = offs, dts, piece_j, temps
         self._peaks(temps, zt)
         self.temps = temps[-1]
-        charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
-        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
-        before = self.battery
         if dur > 0:
-            # the pieces' own powers: the pack's current is convex in the load (battery_step)
-            profile = None
-            if len(dts) > 1:
-                profile = (piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0), dts)
-            self.battery, self._batt_i, self._batt_v = battery_step(
-                self.soc.battery, self.battery, float(batch_j.sum()) / dur, dur, batt_temp, charging_w,
-                profile=profile)
+            self.battery, self._batt_i, self._batt_v = step[:3]
             self._charging_w = charging_w
-            self._aux_w = np.zeros_like(self._aux_w)
-            for key, gained in (("battery", self.battery.loss_j - before.loss_j),
-                                ("charger", self.battery.charger_loss_j - before.charger_loss_j)):
-                if key in self._aux_nodes:
-                    self._aux_w[self._aux_nodes[key]] += gained / dur
         self.rctx.battery_soc = self.battery.soc
-        self.rctx.battery_temp_c = batt_temp
+        self.rctx.battery_temp_c = self._node_temp_by_node(self.soc.battery.thermal_node)
         if not isinstance(self.recorder, NullRecorder):
-            self._sample_chunk(tpl, a, freqs, grid, offs, dts, piece_j, temps, before, batt_temp)
+            self._sample_chunk(tpl, a, freqs, grid, offs_s, dts_s, piece_s, temps_s, before, batt_temp)
         if n_grid:
             self._next_sample_s = float(grid[-1]) + self.sample_s
         st = self.stats
         for i, r in enumerate(self.rails):
             st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
         st.idle_energy_j += float(self._idle_mw.sum()) * 1e-3 * dur
+        st.foreground_energy_j += fg_mw * 1e-3 * dur
         st.peak_mem_bytes = max(st.peak_mem_bytes, self.walker.memory(plan)[0])
         return (tpl.duration_s if stop is None and not cut else a + dur), float(batch_j.sum())
 
-    def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
-        """Static rail power at the current temperatures (leakage doubles every ``doubling_c``)."""
+    def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> tuple[np.ndarray, float]:
+        """Power held over a part (mW per rail): static power at the current temperatures
+        (leakage doubles every ``doubling_c``) plus the foreground apps' (``BatchWalker.fg_mw``),
+        and the apps' share of it in total (mW)."""
         key = id(tpl)
         terms = self._static_terms.get(key)
         if terms is None:
-            terms = self._static_terms[key] = (tpl, *self.walker.static_terms(plan, freqs, tpl))
-        _, base, leak, doubling = terms
+            base, leak, doubling = self.walker.static_terms(plan, freqs, tpl)
+            fg = self.walker.fg_mw(plan, freqs, tpl)
+            terms = self._static_terms[key] = (tpl, base + fg, leak, doubling, float(fg.sum()))
+        _, base, leak, doubling, fg_mw = terms
         t = self.temps[self._rail_nodes] if self._rail_nodes_ok else np.array([self._node_temp(r) for r in self.rails])
-        return base + leak * np.exp2((t - 25.0) / doubling)
+        return base + leak * np.exp2((t - 25.0) / doubling), fg_mw
 
     def _peaks(self, temps: np.ndarray, zt: np.ndarray) -> None:
         """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
@@ -231,24 +252,68 @@ class Accounting:
                 st.zone_peak_c[z] = float(zmax[j])
         self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
 
-    def _poll(self, zt: np.ndarray, ends: np.ndarray, t1: float,
-              stop_if: Callable[[dict[str, float]], bool] | None) -> int | None:
-        """Governor polls over a batch's pieces (zone readings ``zt`` at the piece ends ``ends``).
-        Returns the piece at whose end, before ``t1``, the caps changed so that ``stop_if(caps)``
-        (the polls after it are then the next part's), else None."""
+    def _pieces(self, tpl: BatchTemplate, a: float, cum0: np.ndarray, offs: np.ndarray,
+                static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The part cut at ``offs`` (part-relative piece ends): the template's cumulative dynamic
+        energy at each end, the pieces' lengths and their rail energies (static included)."""
+        cum = tpl.dyn_energy_until(offs + a) if a > 0.0 else tpl.dyn_energy_until(offs)
+        dts = np.diff(offs, prepend=0.0)
+        piece_j = np.diff(cum, axis=0, prepend=cum0) + np.outer(dts, static_mw * 1e-3)
+        return cum, dts, piece_j
+
+    def _battery(self, before: BatteryState, pieces: tuple, dur: float, batt_temp: float,
+                 charging_w: float) -> tuple:
+        """The pack over a part of ``dur`` seconds with the pieces' powers: (its new state, mean
+        current, mean terminal voltage, the node heat (W) of the pack's I^2 R and the charger's
+        loss over the part), computed before the thermal solve so the part is heated by its own
+        losses (a short, charge-heavy switch no longer sets the next batch's heat)."""
+        aux = np.zeros(len(self.thermal.node_names))
+        if dur <= 0:
+            return self.battery, self._batt_i, self._batt_v, aux
+        _, dts, piece_j = pieces
+        total_j = float(piece_j.sum())
+        # the pieces' own powers: the pack's current is convex in the load (battery_step)
+        profile = (piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0), dts) if len(dts) > 1 else None
+        state, cur, volt = battery_step(self.soc.battery, before, total_j / dur, dur, batt_temp, charging_w,
+                                        profile=profile)
+        for key, gained in (("battery", state.loss_j - before.loss_j),
+                            ("charger", state.charger_loss_j - before.charger_loss_j)):
+            if key in self._aux_nodes:
+                aux[self._aux_nodes[key]] += gained / dur
+        return state, cur, volt, aux
+
+    def _heat(self, pieces: tuple, aux_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Node temperatures at the pieces' ends, and the zones' readings among them."""
+        _, dts, piece_j = pieces
+        safe = np.where(dts > 0, dts, 1.0)
+        node_w = (piece_j / safe[:, None]) @ self._heat_map + aux_w
+        temps = self.thermal.advance_many(self.temps, node_w, dts)
+        zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
+        return temps, zt
+
+    def _near(self, zt: np.ndarray) -> bool:
+        """Whether the governor can act over these readings (a zone near or past a trip)."""
         zmax = zt.max(axis=0) if len(zt) else np.zeros(0)
-        near = bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
-        if not near:
+        return bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
+
+    def _poll(self, zt: np.ndarray, ends: np.ndarray, t1: float,
+              stop_if: Callable[[dict[str, float]], bool] | None, polls: np.ndarray | None = None) -> int | None:
+        """Governor polls over a batch's pieces (zone readings ``zt`` at the piece ends ``ends``;
+        ``polls``: which ends are the governor's polling times, None for none).  Returns the piece
+        at whose end, before ``t1``, the caps changed so that ``stop_if(caps)`` (the polls after
+        it are then the next part's), else None."""
+        if polls is None or not self._near(zt):
             return None
         # the governor polls every ``polling_s``; between polls nothing can change, nor at a
         # poll with every zone idle and below its first trip (step_wise no-op)
         hot = (zt >= self._zone_alert + 5.0).any(axis=1).tolist()
         ends_l, zt_l = ends.tolist(), zt.tolist()
         idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+        polls_l = polls.tolist()
         for k in range(len(ends_l)):
-            if idle and not hot[k]:
+            if not polls_l[k] or (idle and not hot[k]):
                 continue
-            if ends_l[k] - self._last_poll_s >= self._poll_s - 1e-12:
+            if ends_l[k] - self._last_poll_s >= self._poll_s - 1e-9:
                 self._last_poll_s = ends_l[k]
                 changed = self._govern(dict(zip(self._zone_names, zt_l[k])), ends_l[k])
                 idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)

@@ -6,7 +6,7 @@ agree by construction.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 import numpy as np
@@ -28,6 +28,13 @@ from socsim.workload.memory import live_bytes
 # published per-call CPU power exists; the FastRPC figures (hw:fastrpc) give time only.  Also
 # used for the CPU configuration switch (socsim.engine.sim ``_config_switch``).
 RPC_CPU_ACTIVITY = 0.5
+
+# Switching activity of a foreground app's threads while they run (socsim.hw.power scales the
+# EAS C V^2 f of a busy core by it).  Assumption, 0.6 (plausible 0.4-0.8): an interactive app's
+# threads (game logic, UI, render submission) are integer, branchy code with cache misses,
+# drawing less than the dense NEON kernels of training (activity ~1); no published per-core
+# power of the foreground apps Swan ran exists.
+FG_APP_ACTIVITY = 0.6
 
 
 @dataclass(slots=True)
@@ -108,12 +115,40 @@ class BatchWalker:
         doubling = np.array([self.power.units[r].doubling_c if r in self.power.units else 1.0 for r in self.rails])
         return collapsed, at25 - collapsed, doubling
 
-    def static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate, temp_of_rail) -> np.ndarray:
-        """Static power of every rail during a batch, at the temperatures ``temp_of_rail(rail)``."""
+    def fg_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> np.ndarray:
+        """Dynamic power (mW per rail) of the foreground apps the batch runs with (``tpl.fg``),
+        at :data:`FG_APP_ACTIVITY`, on the core time training leaves them: a core outside the
+        plan is busy its utilisation of the time; a core of the plan is the app's for that
+        share of the time training does not occupy it (while training runs there the core is
+        busy throughout, and its power is charged to training's ops)."""
         out = np.zeros(len(self.rails))
+        if not tpl.fg or tpl.duration_s <= 0:
+            return out
+        for c in self.soc.cpu.clusters:
+            mine = [(i, u) for i, u in tpl.fg if i in c.core_ids]
+            if not mine:
+                continue
+            n_plan = sum(1 for i in plan.cpu_cores if i in c.core_ids)
+            occ = min(1.0, tpl.busy_s.get(c.name, 0.0) / n_plan / tpl.duration_s) if n_plan else 0.0
+            busy = sum(u * ((1.0 - occ) if i in plan.cpu_cores else 1.0) for i, u in mine)
+            if busy > 0:
+                rail = cpu_rail(c.name)
+                d, _ = self.power.units[rail].power_mw(freqs.get(c.name, c.min_mhz), busy, FG_APP_ACTIVITY, 25.0)
+                out[self.ridx[rail]] += d
+        return out
+
+    def static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate, temp_of_rail) -> np.ndarray:
+        """Static power of every rail during a batch, at the temperatures ``temp_of_rail(rail)``:
+        leakage of the powered cores (the plan's and the foreground apps'), the DSP's and GPU's
+        for their busy share, DRAM background and the platform.  The apps' dynamic power
+        (:meth:`fg_mw`) is not in it."""
+        out = np.zeros(len(self.rails))
+        extra = {i for i, _ in tpl.fg}   # the foreground apps' cores
+        if not plan.cpu_cores:   # the host core of a GPU/DSP-only plan (segments(): the first core)
+            extra.add(self.soc.cpu.clusters[0].core_ids[0])
         for c in self.soc.cpu.clusters:
             rail = cpu_rail(c.name)
-            powered = sum(1 for i in plan.cpu_cores if i in c.core_ids)
+            powered = sum(1 for i in c.core_ids if i in plan.cpu_cores or i in extra)
             _, s = self.power.units[rail].power_mw(freqs.get(c.name, c.min_mhz), 0.0, 0.0, temp_of_rail(rail), powered)
             out[self.ridx[rail]] = s
         for unit, rail in (("dsp", RAIL_CDSP), ("gpu", RAIL_GPU)):
@@ -223,12 +258,14 @@ class BatchWalker:
 
     def template(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
                  scheduler_name: str = "?", bg_dram_gbs: float = 0.0,
-                 cont: "Continued | None" = None) -> BatchTemplate:
+                 cont: "Continued | None" = None, fg: tuple[tuple[int, float], ...] = ()) -> BatchTemplate:
         """The batch's template: its segments one after the other, as the seed systems run a
-        batch's ops (what the engine replays, and what an estimate needs)."""
+        batch's ops (what the engine replays, and what an estimate needs).  ``fg``: the
+        foreground apps running, (core, utilisation) pairs (their power, :meth:`fg_mw`)."""
         b = TemplateBuilder(len(self.rails))
         t = 0.0
         for s in self.segments(plan, freqs, prep, share, scheduler_name, bg_dram_gbs, cont):
             b.add(t, s)
             t += s.dur
-        return b.build(t)
+        tpl = b.build(t)
+        return replace(tpl, fg=tuple(fg)) if fg else tpl

@@ -15,14 +15,23 @@ SCHEDUTIL_HEADROOM = 1.25  # kernel/sched/cpufreq_schedutil.c: map_util_freq() a
 
 
 def cluster_frequencies(soc: SocSpec, governor: str, setting, fixed: tuple[tuple[str, float], ...] | None,
-                        used: set[str], util: dict[str, float], prev: dict[str, float]) -> dict[str, float]:
+                        used: set[str], util: dict[str, float], prev: dict[str, float],
+                        apps: dict[str, float] | None = None) -> dict[str, float]:
+    """Each CPU cluster's requested frequency for a batch.  ``used``: the clusters training runs
+    on; ``util``: what schedutil saw of them over the last batch; ``apps``: the highest
+    utilisation of a foreground app on a core of each cluster (schedutil takes the busiest CPU
+    of the policy, so an app raises its cluster's clock as training does; a cluster neither
+    uses sits at its lowest OPP)."""
     out: dict[str, float] = {}
     fixed_d = dict(fixed or ())
+    apps = apps or {}
     for c in soc.cpu.clusters:
         if c.name in fixed_d:
             out[c.name] = pick_opp(c, fixed_d[c.name])
-        elif c.name not in used:
+        elif c.name not in used and c.name not in apps:
             out[c.name] = c.min_mhz
+        elif c.name not in used and governor == "schedutil":
+            out[c.name] = ceil_opp(c, SCHEDUTIL_HEADROOM * c.max_mhz * min(1.0, apps[c.name]))
         elif governor == "performance":
             out[c.name] = c.max_mhz
         elif governor == "powersave":
@@ -35,7 +44,8 @@ def cluster_frequencies(soc: SocSpec, governor: str, setting, fixed: tuple[tuple
                 out[c.name] = c.max_mhz
             else:
                 # util: busy fraction of the plan's cores in this cluster over the last batch
-                out[c.name] = ceil_opp(c, SCHEDUTIL_HEADROOM * c.max_mhz * min(1.0, util[c.name]))
+                u = max(util[c.name], apps.get(c.name, 0.0))
+                out[c.name] = ceil_opp(c, SCHEDUTIL_HEADROOM * c.max_mhz * min(1.0, u))
     return out
 
 

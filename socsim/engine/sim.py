@@ -52,6 +52,7 @@ class RunStats:
     batch_energy_sum_j: float = 0.0
     rail_energy_j: dict[str, float] = field(default_factory=dict)
     idle_energy_j: float = 0.0
+    foreground_energy_j: float = 0.0   # the foreground apps' dynamic power, on the cores training leaves them
     peak_c: float = -math.inf
     zone_peak_c: dict[str, float] = field(default_factory=dict)
     final_c: float = 0.0
@@ -333,7 +334,8 @@ class Engine:
         if hit is not None:
             return hit[2]
         share = self._cpu_share(plan.cpu_cores, dict(fg[0]))
-        tpl = self.walker.template(plan, freqs, prep, share, getattr(self.scheduler, "name", "?"), fg[1], cont)
+        tpl = self.walker.template(plan, freqs, prep, share, getattr(self.scheduler, "name", "?"), fg[1], cont,
+                                   fg=fg[0])
         self._templates[key] = (plan, cont, tpl)  # the plans are kept so their ids stay unique
         self.stats.templates_built += 1
         return tpl
@@ -460,9 +462,16 @@ class Engine:
     def _requested(self, plan: Plan) -> dict[str, float]:
         """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps)."""
         gov = plan.governor or self.workload.cpu.governor
-        used = {c.name for c in self.soc.cpu.clusters if any(i in c.core_ids for i in plan.cpu_cores)}
+        # a plan without CPU cores (all on the GPU or DSP) still has its host core (the first
+        # core, socsim.engine.batch): it prepares and hands over, so its cluster is in use
+        cores = plan.cpu_cores or self.soc.cpu.clusters[0].core_ids[:1]
+        used = {c.name for c in self.soc.cpu.clusters if any(i in c.core_ids for i in cores)}
+        apps: dict[str, float] = {}
+        for core, u in self._interference.items():   # foreground apps load their clusters too
+            name = self.soc.cpu.cluster_of(core).name
+            apps[name] = max(apps.get(name, 0.0), u)
         freqs = dvfs.cluster_frequencies(self.soc, gov, self.workload.cpu.freq, plan.cpu_freq_mhz,
-                                         used, self._util, self._freqs)
+                                         used, self._util, self._freqs, apps)
         return {name: dvfs.floor_opp(self.soc.cluster(name), f) for name, f in freqs.items()}
 
     def _capped(self, request: dict[str, float], caps: dict[str, float] | None = None) -> dict[str, float]:

@@ -39,6 +39,7 @@ class BatchTemplate:
     busy_keys: tuple[str, ...] = ()
     cum_busy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))  # cumulative busy_s at each edge
     seg_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # plan step of each segment (-1: none)
+    fg: tuple[tuple[int, float], ...] = ()  # foreground apps the batch runs with: (core, utilisation)
 
     @property
     def dyn_energy_j(self) -> np.ndarray:

@@ -58,8 +58,10 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         },
         "energy_j": {
             "total": _r(total_j),
-            "training": _r(max(0.0, total_j - stats.idle_energy_j)),
+            "training": _r(max(0.0, total_j - stats.idle_energy_j - stats.foreground_energy_j)),
             "idle_baseline": _r(stats.idle_energy_j),
+            # the foreground apps' own draw on the cores training leaves them (with apps only)
+            **({"foreground_apps": _r(stats.foreground_energy_j)} if workload.environment.foreground_loads else {}),
             "rails": {k: _r(v) for k, v in sorted(stats.rail_energy_j.items())},
         },
         "thermal": {

@@ -14,8 +14,10 @@ from socsim.engine.oracle import CostOracle
 
 from engine_runs import SOC, lenet, run
 
-# at 40 C the skin zone (first trip 39 C) trips at the first poll, 0.1 s into the first batch
-HOT = dict(environment={"ambient_c": 40.0, "charging": False}, output={"trace_batches": 50})
+# at 40 C the skin zone (first trip 39 C) trips at the first poll, 0.25 s into the first batch
+# (the governor polls on its own clock, every 250 ms from t = 0; sampling every 50 ms puts a row
+# of the time series at each poll)
+HOT = dict(environment={"ambient_c": 40.0, "charging": False}, output={"trace_batches": 50, "sample_ms": 50})
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,7 @@ def test_a_cap_set_inside_a_batch_lowers_the_clock_at_that_poll(hot):
     assert first["detail"].startswith("caps (MHz): ")  # the caps, not the frequencies run
     b0 = hot.batches()[0]
     assert b0["start_s"] < first["t_s"] < b0["start_s"] + b0["time_s"]   # decided inside batch 0
+    assert first["t_s"] == pytest.approx(0.25, abs=1e-12)                 # at a poll of the governor's clock
     t, mid = hot.column("t_s"), hot.column("cpufreq.mid")
     top = SOC.cluster("mid").max_mhz
     assert mid[0] == top
@@ -81,3 +84,15 @@ def test_a_batch_carries_on_at_another_operating_point_from_the_same_point_of_it
     for unit, v in a.busy_s.items():
         assert parts[0][unit] + parts[1][unit] == pytest.approx(v, rel=1e-12)
         assert 0.0 < parts[0][unit] < v
+
+
+def test_the_governor_keeps_its_own_clock_whatever_the_sampling(tmp_path, hot):
+    """Polls every 250 ms from t = 0 whatever output.sample_ms is: the same decisions at the same
+    times, the same frequencies run, the same time throttled (docs/modeling.md, Caps)."""
+    odd = run(tmp_path, lenet(batches=8, **{**HOT, "output": {"trace_batches": 50, "sample_ms": 170}}))
+    throttles = [(e["t_s"], e["detail"]) for e in hot.events() if e["name"] == "throttle"]
+    assert throttles and [(e["t_s"], e["detail"]) for e in odd.events() if e["name"] == "throttle"] == throttles
+    assert all(abs(t / 0.25 - round(t / 0.25)) < 1e-9 for t, _ in throttles)
+    assert odd.summary["thermal"]["time_throttled_s"] == hot.summary["thermal"]["time_throttled_s"]
+    assert odd.summary["sim_time_s"] == hot.summary["sim_time_s"]
+    assert odd.summary["energy_j"]["total"] == pytest.approx(hot.summary["energy_j"]["total"], rel=1e-6)
