@@ -155,28 +155,22 @@ class Accounting:
         charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
         batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
         before = self.battery
+        # the governor polls on its own clock (every polling_s from t = 0), not the sampling
+        # grid's: while it can act (a zone near or past a trip) the part is cut at its polls
+        # too, so its decisions do not depend on the output's sampling period
+        polls = samples = None
+        if self._near(self.temps[None, self._zone_nodes]) and math.isfinite(self._poll_s):
+            offs, polls, samples = self._poll_grid(offs, t0, t1, dur)
         pieces = self._pieces(tpl, a, cum0, offs, static_mw)
         step = self._battery(before, pieces, dur, batt_temp, charging_w)
         temps, zt = self._heat(pieces, step[3])
-        polls = None
-        if self._near(zt) and math.isfinite(self._poll_s):
-            # the governor polls on its own clock (every polling_s from t = 0), not the sampling
-            # grid's: the pieces are cut at its polls too, so its decisions do not depend on the
-            # output's sampling period
-            # (polls in (t0, t1]: one at the part's end acts from the next part on)
-            k0 = math.floor((t0 + 1e-12) / self._poll_s) + 1
-            ptimes = self._poll_s * np.arange(k0, math.floor((t1 + 1e-12) / self._poll_s) + 1)
-            if len(ptimes):
-                p_off = np.round(ptimes - t0, 12)
-                s_off = np.round(offs[:-1], 12)
-                fine = np.union1d(s_off, p_off)
-                fine = np.append(fine[fine < dur - 1e-12], dur)
-                polls = np.isin(fine, p_off)
-                polls[-1] = abs(float(ptimes[-1]) - t1) < 1e-9
-                samples = np.flatnonzero(np.isin(fine, s_off))
-                pieces = self._pieces(tpl, a, cum0, fine, static_mw)
+        if polls is None and math.isfinite(self._poll_s) and self._near(zt):
+            # a zone came near a trip during the part: cut it at the polls and solve again
+            offs, polls, samples = self._poll_grid(offs, t0, t1, dur)
+            if polls is not None:
+                pieces = self._pieces(tpl, a, cum0, offs, static_mw)
+                step = self._battery(before, pieces, dur, batt_temp, charging_w)
                 temps, zt = self._heat(pieces, step[3])
-                offs = fine
         stop = self._poll(zt, t0 + offs, t1, stop_if, polls)
         cum, dts, piece_j = pieces
         if stop is not None:
@@ -252,6 +246,34 @@ class Accounting:
                 st.zone_peak_c[z] = float(zmax[j])
         self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
 
+    def _poll_grid(self, offs: np.ndarray, t0: float, t1: float, dur: float):
+        """The part's sampling pieces (ends ``offs``, part-relative, the last at ``dur``) cut at the
+        governor's polls in (t0, t1] too: (the merged ends, which of them are polls, the indices of
+        the sampling boundaries among them); (offs, None, None) when no poll falls in the part.
+        A poll at the part's end acts from the next part on."""
+        ps = self._poll_s
+        k0 = math.floor((t0 + 1e-12) / ps) + 1
+        k1 = math.floor((t1 + 1e-12) / ps)
+        if k1 < k0:
+            return offs, None, None
+        p_off = ps * np.arange(k0, k1 + 1) - t0
+        s_off = offs[:-1]
+        ends = np.concatenate((s_off, p_off, [dur]))
+        kind = np.concatenate((np.zeros(len(s_off), np.int8), np.ones(len(p_off), np.int8), [2]))
+        order = np.argsort(ends, kind="stable")
+        ends, kind = np.minimum(ends[order], dur), kind[order]
+        new = np.empty(len(ends), bool)
+        new[0] = True
+        new[1:] = np.diff(ends) > 1e-12      # a poll and a sample at one time are one end
+        grp = np.cumsum(new) - 1
+        fine = ends[new]
+        fine[-1] = dur
+        polls = np.zeros(len(fine), bool)
+        polls[grp[kind == 1]] = True
+        is_sample = np.zeros(len(fine), bool)
+        is_sample[grp[kind == 0]] = True
+        return fine, polls, np.flatnonzero(is_sample)
+
     def _pieces(self, tpl: BatchTemplate, a: float, cum0: np.ndarray, offs: np.ndarray,
                 static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The part cut at ``offs`` (part-relative piece ends): the template's cumulative dynamic
@@ -306,18 +328,19 @@ class Accounting:
             return None
         # the governor polls every ``polling_s``; between polls nothing can change, nor at a
         # poll with every zone idle and below its first trip (step_wise no-op)
-        hot = (zt >= self._zone_alert + 5.0).any(axis=1).tolist()
-        ends_l, zt_l = ends.tolist(), zt.tolist()
+        at = np.flatnonzero(polls)
+        hot = (zt[at] >= self._zone_alert + 5.0).any(axis=1).tolist()
+        ends_l, zt_l = ends[at].tolist(), zt[at].tolist()
         idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
-        polls_l = polls.tolist()
-        for k in range(len(ends_l)):
-            if not polls_l[k] or (idle and not hot[k]):
+        names = self._zone_names
+        for j, k in enumerate(at.tolist()):
+            if idle and not hot[j]:
                 continue
-            if ends_l[k] - self._last_poll_s >= self._poll_s - 1e-9:
-                self._last_poll_s = ends_l[k]
-                changed = self._govern(dict(zip(self._zone_names, zt_l[k])), ends_l[k])
+            if ends_l[j] - self._last_poll_s >= self._poll_s - 1e-9:
+                self._last_poll_s = ends_l[j]
+                changed = self._govern(dict(zip(names, zt_l[j])), ends_l[j])
                 idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
-                if changed and stop_if is not None and ends_l[k] < t1 - 1e-9 and stop_if(self.caps):
+                if changed and stop_if is not None and ends_l[j] < t1 - 1e-9 and stop_if(self.caps):
                     return k
         return None
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, Mapping
+from typing import Literal, Mapping, NamedTuple
 
 import numpy as np
 
@@ -186,9 +186,10 @@ class TripEvent:
     direction: Literal["up", "down"]
 
 
-@dataclass(frozen=True, slots=True)
-class ZoneState:
-    """Per zone: trips currently crossed, OPP steps removed from its clusters, last reading/poll."""
+class ZoneState(NamedTuple):
+    """Per zone: trips currently crossed, OPP steps removed from its clusters, last reading/poll.
+    (A named tuple: immutable like the rest of the governor's state, and cheap to make at each
+    of a long run's polls.)"""
 
     tripped: int = 0
     steps: int = 0
@@ -250,6 +251,9 @@ class ThrottleGovernor:
         # plain tuples for the hot path (update runs at every poll of a long run)
         self._zones = tuple((z.name, tuple(z.trips_c), z.hysteresis_c) for z in spec.zones)
         self._caps_memo: dict[tuple[int, ...], dict[str, float]] = {}
+        # each zone's cooling-map limit for 0..n trips crossed (_upper), looked up at every poll
+        self._uppers = tuple(tuple(self._upper(k, t) for t in range(len(z[1]) + 1))
+                             for k, z in enumerate(self._zones))
 
     def _upper(self, zone: int, tripped: int) -> int:
         # Cooling-map limit: with `tripped` of n trips crossed a zone may remove at most
@@ -289,12 +293,18 @@ class ThrottleGovernor:
         not elapsed keep their state); without it every zone is polled."""
         zones: list[ZoneState] = []
         events: list[TripEvent] = []
+        polling = self._polling
+        uppers = self._uppers
         for k, ((name, trips, hyst), zs) in enumerate(zip(self._zones, state.zones)):
-            if name not in zone_temps or (time_s is not None
-                                          and time_s - zs.last_poll_s < self._polling[k] - 1e-12):
+            t = zone_temps.get(name)
+            if t is None or (time_s is not None and time_s - zs.last_poll_s < polling[k] - 1e-12):
                 zones.append(zs)
                 continue
-            t = float(zone_temps[name])
+            t = float(t)
+            poll_s = zs.last_poll_s if time_s is None else time_s
+            if not trips:                           # a sensor only: nothing to cross or cap
+                zones.append(ZoneState(0, 0, t, poll_s))
+                continue
             tripped = zs.tripped
             while tripped < len(trips) and t >= trips[tripped]:
                 events.append(TripEvent(name, tripped, trips[tripped], t, "up"))
@@ -303,14 +313,14 @@ class ThrottleGovernor:
                 tripped -= 1
                 events.append(TripEvent(name, tripped, trips[tripped], t, "down"))
             falling = zs.last_temp_c is not None and t < zs.last_temp_c
-            upper = self._upper(k, tripped)
+            upper = uppers[k][tripped]
             steps = zs.steps
             if steps > upper:                       # a trip cleared: release one step per poll
                 steps -= 1
             elif tripped > 0 and not falling:       # hot and not cooling: one more step
                 steps = min(steps + 1, upper)
             steps = max(steps, min(tripped, upper), 0)
-            zones.append(ZoneState(tripped, steps, t, zs.last_poll_s if time_s is None else time_s))
+            zones.append(ZoneState(tripped, steps, t, poll_s))
         new = ThrottleState(zones=tuple(zones))
         return ThrottleDecision(state=new, caps_mhz=self.caps_mhz(new), events=tuple(events))
 
