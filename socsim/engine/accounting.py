@@ -96,6 +96,8 @@ class Accounting:
         self._window_q_c = 0.0   # charge drawn since the row (coulombs)
         self._window_vs = 0.0    # terminal volt-seconds since the row
         self.publish()
+        # the peaks start from the initial state (a run the scheduler declines at once has them)
+        self._peaks(self.temps[None, :], self.temps[None, self._zone_nodes])
 
     def publish(self) -> None:
         """Mirror the live readings into the run context: the zone temperatures, the cluster

@@ -256,6 +256,16 @@ class BatchWalker:
                 yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
                           self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem, None)
 
+    def switch_template(self, freqs: dict[str, float]) -> BatchTemplate:
+        """The CPU configuration switch before a batch (pub:cpu_config_switch_ms): the kernel's
+        hotplug/cpufreq work on one core of the first cluster at RPC_CPU_ACTIVITY, at ``freqs``
+        (the engine's ``_config_switch``, and Min-Energy's DP through ``PlanContext``)."""
+        dur = self.soc.cpu.config_switch_ms * 1e-3
+        b = TemplateBuilder(len(self.rails))
+        dyn = self.cpu_dyn({self.soc.cpu.clusters[0].name: 1}, RPC_CPU_ACTIVITY, freqs)
+        b.segment(0.0, dur, dyn, 0, ("engine",), "config-switch", "switch", "switch", {}, 0)
+        return b.build(dur)
+
     def template(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
                  scheduler_name: str = "?", bg_dram_gbs: float = 0.0,
                  cont: "Continued | None" = None, fg: tuple[tuple[int, float], ...] = ()) -> BatchTemplate:

@@ -144,6 +144,18 @@ class PlanContext:
         static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)
         return tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
 
+    def estimate_switch(self, plan, freq: str | float | dict | None = None,
+                        temp_c: float | None = None) -> tuple[float, float]:
+        """(time_s, energy_j) of the CPU configuration switch the engine charges before a batch
+        that changes cores or frequencies (``soc.cpu.config_switch_ms``), leaving a batch of
+        ``plan`` at its operating point (``freq`` as in :meth:`estimate`): one core of the first
+        cluster doing the kernel's work, plus every rail's static power (whole-phone energy)."""
+        freqs = self._estimate_freqs(plan, freq)
+        tpl = self.walker.switch_template(freqs)
+        t = self.workload.environment.ambient_c if temp_c is None else temp_c
+        static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)
+        return tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
+
     def _estimate_freqs(self, plan, freq: str | float | dict | None) -> dict[str, float]:
         """The operating point of :meth:`estimate`: every cluster at its lowest OPP but those the
         plan uses (``freq``, default their top OPP; the plan's fixed frequencies win)."""
@@ -251,7 +263,9 @@ class RunContext:
         self._continuation = plan
 
     def stop(self, reason: str) -> None:
-        """Ask the engine to end the run after this batch (e.g. Swan: battery too low)."""
+        """Ask the engine to end the run: from ``on_batch_start`` before that batch runs (e.g.
+        Swan's gates: not charging, battery low or hot), from any other hook after the batch in
+        progress."""
         self.stop_requested = reason
 
 

@@ -28,10 +28,10 @@ import simpy
 
 from socsim.engine import dvfs
 from socsim.engine.accounting import Accounting
-from socsim.engine.batch import RPC_CPU_ACTIVITY, Continued
+from socsim.engine.batch import Continued
 from socsim.engine.context import PlanContext, RunContext, budget_steps_bytes
 from socsim.engine.oracle import CostOracle, unit_runs
-from socsim.engine.template import BatchTemplate, TemplateBuilder
+from socsim.engine.template import BatchTemplate
 from socsim.engine.cores import check_freq_setting, check_unit_mhz, resolve_cores
 from socsim.errors import InputError, ScheduleError
 from socsim.report.events import NullRecorder, Recorder
@@ -217,6 +217,10 @@ class Engine:
             self._budget_hooks(self.env.now)  # budget steps due by now (between batches)
             self.rctx.now_s = self.env.now
             self._apply(self.scheduler.on_batch_start(self.rctx, b), "on_batch_start()")
+            if self.rctx.stop_requested:   # the scheduler declines this batch (Swan's gates)
+                self.stats.stop_reason = self.rctx.stop_requested
+                self.recorder.instant(self.env.now, "engine", "stop", self.stats.stop_reason)
+                break
             t0 = self.env.now
             parts: list[Part] = []
             if self._pending_plan is not None:
@@ -447,12 +451,9 @@ class Engine:
         it does not give, so it is not a part figure and is not used."""
         if self._config_changed:
             self._config_changed = False
-            dur = self.soc.cpu.config_switch_ms * 1e-3
             t0 = self.env.now
-            b = TemplateBuilder(len(self.rails))
-            dyn = self.walker.cpu_dyn({self.soc.cpu.clusters[0].name: 1}, RPC_CPU_ACTIVITY, self._freqs)
-            b.segment(0.0, dur, dyn, 0, ("engine",), "config-switch", "switch", "switch", {}, 0)
-            tpl = b.build(dur)
+            tpl = self.walker.switch_template(self._freqs)
+            dur = tpl.duration_s
             _, energy = self.acct.account(t0, tpl, self._plan, self._freqs)
             parts.append(Part(t0, tpl, 0.0, dur, energy, training=False))
             self.stats.config_switches += 1

@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+import numpy as np
+
 CPU, DSP = "cpu", "dsp"
 UNITS = (CPU, DSP)
 
@@ -178,9 +180,14 @@ def min_energy_sequence(time_s: Sequence[Sequence[float]], energy_j: Sequence[Se
 
     Dominance is applied among triples that end in the same configuration: with switching
     costs, two triples ending differently are not comparable (the cheaper one may pay a switch
-    the other does not), so removing across them could lose the optimum.  ``max_front`` thins
-    each front to that many evenly spread triples (approximate; for very long runs).
-    Returns ``None`` when no sequence meets ``theta_t``.
+    the other does not), so removing across them could lose the optimum.  A triple that cannot
+    meet ``theta_t`` even if every later batch ran in its fastest configuration is dropped too
+    (exact: no completion of it is feasible).  ``max_front`` thins each front to that many evenly
+    spread triples (approximate; for very long runs); the answer is then also checked against
+    every run of one configuration, or of one and then another (:func:`_two_runs`), so an
+    approximate DP never returns more energy than the best of those that meet the budget (with
+    the same costs for every batch, the optimum is among them).  Returns ``None`` when no
+    sequence meets ``theta_t``.
     """
     n = len(time_s)
     if n == 0:
@@ -192,10 +199,14 @@ def min_energy_sequence(time_s: Sequence[Sequence[float]], energy_j: Sequence[Se
     se_m = [[se(a, b) if a != b else 0.0 for b in range(k)] for a in range(k)]
     # a state: (T, E, parent index in the previous level, configuration of this batch)
     levels: list[list[tuple[float, float, int, int]]] = []
+    # rest[i]: the least time batches i.. can take (switches cost >= 0): a lower bound
+    rest = [0.0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        rest[i] = rest[i + 1] + min(float(x) for x in time_s[i])
     fronts: dict[int, list] = {}
     for c in range(k):
         t, e = float(time_s[0][c]), float(energy_j[0][c])
-        if t <= theta_t:
+        if t + rest[1] <= theta_t:
             fronts[c] = [(t, e, -1, c)]
     approx = False
     max_states = 0
@@ -206,12 +217,13 @@ def min_energy_sequence(time_s: Sequence[Sequence[float]], energy_j: Sequence[Se
         if i == n or not level:
             break
         ti, ei = time_s[i], energy_j[i]
+        limit = theta_t - rest[i + 1]
         nxt: dict[int, list] = {c: [] for c in range(k)}
         for p, (t, e, _, a) in enumerate(level):
             row_t, row_e = st_m[a], se_m[a]
             for c in range(k):
                 t2 = t + row_t[c] + ti[c]
-                if t2 <= theta_t:
+                if t2 <= limit:
                     nxt[c].append((t2, e + row_e[c] + ei[c], p, c))
         fronts = {}
         for c, lst in nxt.items():
@@ -221,7 +233,7 @@ def min_energy_sequence(time_s: Sequence[Sequence[float]], energy_j: Sequence[Se
                     front = _thin(front, max_front)
                     approx = True
                 fronts[c] = front
-    last = levels[-1]
+    last = levels[-1] if levels else []
     if len(levels) < n or not last:
         return None
     j = min(range(len(last)), key=lambda q: (last[q][1], last[q][0]))
@@ -231,7 +243,37 @@ def min_energy_sequence(time_s: Sequence[Sequence[float]], energy_j: Sequence[Se
         s = levels[lvl][j]
         seq.append(s[3])
         j = s[2]
-    return Sequencing(tuple(reversed(seq)), t_best, e_best, max_states, approx)
+    best = Sequencing(tuple(reversed(seq)), t_best, e_best, max_states, approx)
+    if approx:
+        alt = _two_runs(time_s, energy_j, theta_t, st_m, se_m)
+        if alt is not None and alt[2] < best.energy_j:
+            best = Sequencing(alt[0], alt[1], alt[2], max_states, approx)
+    return best
+
+
+def _two_runs(time_s, energy_j, theta_t: float, st_m, se_m) -> tuple[tuple[int, ...], float, float] | None:
+    """The least-energy sequence meeting ``theta_t`` among those that run one configuration for
+    the first m batches and one (the same, or another) for the rest, 0 <= m <= n: (sequence, T, E)."""
+    t = np.asarray(time_s, float)
+    e = np.asarray(energy_j, float)
+    n, k = t.shape
+    zero = np.zeros((1, k))
+    ct, ce = np.vstack([zero, np.cumsum(t, axis=0)]), np.vstack([zero, np.cumsum(e, axis=0)])
+    best = None
+    for a in range(k):
+        for b in range(k):
+            # a for batches < m, b from m on; m = 0 (all b) and m = n (all a) need no switch
+            m = np.arange(n + 1)
+            sw = (m > 0) & (m < n) & (a != b)
+            tt = ct[m, a] + ct[n, b] - ct[m, b] + np.where(sw, st_m[a][b], 0.0)
+            ee = ce[m, a] + ce[n, b] - ce[m, b] + np.where(sw, se_m[a][b], 0.0)
+            ok = np.flatnonzero(tt <= theta_t)
+            if len(ok):
+                j = ok[np.argmin(ee[ok])]
+                if best is None or ee[j] < best[2]:
+                    mj = int(m[j])
+                    best = ((a,) * mj + (b,) * (n - mj), float(tt[j]), float(ee[j]))
+    return best
 
 
 def min_energy_brute(time_s: Sequence[Sequence[float]], energy_j: Sequence[Sequence[float]],

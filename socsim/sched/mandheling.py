@@ -124,11 +124,17 @@ class Mandheling(BaseScheduler):
         live = graph.live_bytes()
         mem_of = {op.name: int(live[i]) for i, op in enumerate(graph.ops)}
         budget_mb = o.dsp_memory_budget_mb or (ctx.soc.dsp.memory_budget_mb if ctx.soc.dsp else 0)
-        self._dyn = self._build(ctx, graph, list(graph.ops), cores, splits, mem_of, budget_mb, "dynamic")
         self._static = None
+        dyn_budget_mb = budget_mb
         if o.adaptive_rescale:
+            # both plans' graphs stay prepared (the engine keeps every reused graph): the
+            # static-rescale plan runs most batches and holds its graph (up to the whole budget);
+            # the dynamic-rescale plan, every few batches, prepares its regions in what is left
             self._static = self._build(ctx, graph, static_rescale(graph), cores, splits, mem_of,
                                        budget_mb, "static")
+            held = min(self._static.dsp_graph_bytes / MB, budget_mb)
+            dyn_budget_mb = max(0.0, budget_mb - held)
+        self._dyn = self._build(ctx, graph, list(graph.ops), cores, splits, mem_of, dyn_budget_mb, "dynamic")
         self._rescale_layers = list(dict.fromkeys(op.layer for op in graph.ops
                                                   if op.kind == "requant_dynamic"))
         self._init_rescale(ctx)

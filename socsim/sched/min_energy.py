@@ -262,15 +262,11 @@ class MinEnergy(BaseScheduler):
         n_batches = ctx.workload.total_batches
         fastest = min(profile, key=lambda n: profile[n][0])
         theta = self._budget(n_batches, fastest, profile[fastest][0])
-        sw_t = ctx.soc.cpu.config_switch_ms * 1e-3
-        power_w = {n: profile[n][1] / profile[n][0] for n in cands}
+        sw_t, sw_e = self._switch_costs(ctx, [self.plans[n] for n in cands], idle_w)
         t_row = [profile[n][0] for n in cands]
         e_row = [profile[n][1] for n in cands]
         res = min_energy_sequence([t_row] * n_batches, [e_row] * n_batches, theta,
-                                  lambda a, b: sw_t,
-                                  # switching energy: the switch time at the power of the moment
-                                  lambda a, b: sw_t * power_w[cands[a]],
-                                  max_front=o.max_front)
+                                  lambda a, b: sw_t, lambda a, b: sw_e[b], max_front=o.max_front)
         # an infeasible budget was refused by _budget; the DP finds nothing only when the budget
         # is the fastest run's time to rounding (slack 1): that run meets it
         if res is None:
@@ -299,6 +295,16 @@ class MinEnergy(BaseScheduler):
         }
         return self.plans[self.sequence[0]]
 
+    @staticmethod
+    def _switch_costs(ctx, plans: list[Plan], idle_w: float) -> tuple[float, list[float]]:
+        """The configuration switch's time and, for a switch into each of ``plans``, its energy
+        as the engine charges it (``PlanContext.estimate_switch``: one core doing the kernel's
+        work plus the rails' static power), less the idle baseline when the DP minimises
+        training energy."""
+        costs = [ctx.estimate_switch(p) for p in plans]
+        sw_t = costs[0][0] if costs else ctx.soc.cpu.config_switch_ms * 1e-3
+        return sw_t, [max(0.0, e - idle_w * t) for t, e in costs]
+
     def _plan_composed(self, ctx) -> Plan:
         from socsim.sched.registry import create
 
@@ -325,11 +331,10 @@ class MinEnergy(BaseScheduler):
         once_s = ctx.estimate(self._variant(ctx, base_plan, fastest), first_batch=True)[0] - profile[fastest][0]
         theta = self._budget(n_batches, f"{o.base.name} @{fastest}", profile[fastest][0], once_s)
         cands = list(profile)
-        sw_t = ctx.soc.cpu.config_switch_ms * 1e-3
+        sw_t, sw_e = self._switch_costs(ctx, [self._variant(ctx, base_plan, n) for n in cands], idle_w)
         res = min_energy_sequence([[profile[n][0] for n in cands]] * n_batches,
                                   [[profile[n][1] for n in cands]] * n_batches, theta - once_s,
-                                  lambda a, b: sw_t, lambda a, b: sw_t * profile[cands[a]][1] / profile[cands[a]][0],
-                                  max_front=o.max_front)
+                                  lambda a, b: sw_t, lambda a, b: sw_e[b], max_front=o.max_front)
         self.sequence = tuple(cands[c] for c in res.configs) if res else (fastest,) * n_batches
         base_info = _base_summary(self.base)
         self.info = {"mode": "compose", "base": o.base.name, "energy": o.energy, "theta_t_s": round(theta, 6),

@@ -208,17 +208,20 @@ class Swan(BaseScheduler):
         return out
 
     # ------------------------------------------------------------------ the control loop
-    def on_batch_end(self, ctx, batch: int, record: BatchRecord) -> Plan | None:
+    def on_batch_start(self, ctx, batch: int) -> Plan | None:
+        """The gates, before every batch (the first included): not charging, battery low or
+        battery hot, and the batch is not trained (the run ends there)."""
         o = self.options
         if o.require_charging and not ctx.charging:
             ctx.stop("swan: phone not charging")
-            return None
-        if ctx.battery_soc < o.min_battery:
+        elif ctx.battery_soc < o.min_battery:
             ctx.stop(f"swan: battery below {o.min_battery:.0%}")
-            return None
-        if ctx.battery_temp_c > o.max_battery_temp_c:
+        elif ctx.battery_temp_c > o.max_battery_temp_c:
             ctx.stop(f"swan: battery at {ctx.battery_temp_c:.1f} C > {o.max_battery_temp_c:g} C, training declined")
-            return None
+        return None
+
+    def on_batch_end(self, ctx, batch: int, record: BatchRecord) -> Plan | None:
+        o = self.options
         ran = self._by_label.get(record.plan_label, self.level)
         expected = self.kept[ran].latency_max_s
         ratio = record.time_s / expected if expected > 0 else 1.0

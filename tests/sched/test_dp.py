@@ -99,3 +99,34 @@ def test_min_energy_thinning_bounds_the_front():
     e = [[6.0 - 0.9 * c for c in range(6)] for _ in range(30)]
     got = min_energy_sequence(t, e, theta_t=45.0, sw_time=0.01, sw_energy=0.01, max_front=8)
     assert got is not None and got.time_s <= 45.0 and got.approximate
+
+
+@settings(max_examples=200, deadline=None)
+@given(batch_instances(), st.integers(2, 4))
+def test_a_thinned_dp_never_loses_to_one_or_two_runs_of_configurations(inst, keep):
+    """max_front makes the DP approximate, but never worse than running one configuration, or one
+    and then another, whichever of those meets the budget with the least energy."""
+    t, e, theta, swt, swe = inst
+    got = min_energy_sequence(t, e, theta, swt, swe, max_front=keep)
+    ref = min_energy_brute(t, e, theta, swt, swe)
+    assert (got is None) == (ref is None)
+    if got is None:
+        return
+    n, k = len(t), len(t[0])
+    runs = [(a,) * m + (b,) * (n - m) for a in range(k) for b in range(k) for m in range(n + 1)]
+    costs = [sequence_cost(s, t, e, swt, swe) for s in runs]
+    best_runs = min((ee for tt, ee in costs if tt <= theta), default=math.inf)
+    assert got.energy_j <= best_runs * (1 + 1e-9) + 1e-9
+    assert got.energy_j >= ref * (1 - 1e-9) - 1e-9
+    tt, ee = sequence_cost(got.configs, t, e, swt, swe)
+    assert tt <= theta * (1 + 1e-12) and ee == pytest.approx(got.energy_j, rel=1e-9)
+
+
+def test_a_thinned_dp_finds_the_two_run_optimum_of_identical_batches():
+    """Identical batches, a budget between two configurations' run times: the optimum runs the
+    two in turn with one switch; thinning the fronts to 4 used to lose it."""
+    t = [[1.0, 1.3, 1.7, 2.2, 3.0]] * 60
+    e = [[5.0, 3.2, 2.5, 2.1, 2.0]] * 60
+    exact = min_energy_sequence(t, e, theta_t=100.0, sw_time=0.01, sw_energy=0.05)
+    thin = min_energy_sequence(t, e, theta_t=100.0, sw_time=0.01, sw_energy=0.05, max_front=4)
+    assert thin.approximate and thin.energy_j == pytest.approx(exact.energy_j, rel=1e-12)

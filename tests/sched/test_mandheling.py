@@ -153,6 +153,20 @@ def test_small_dsp_budget_charges_repreparation():
     assert s["per_batch"]["time_s"] > big["per_batch"]["time_s"]
 
 
+def test_both_rescale_plans_share_the_dsp_budget():
+    """The static-rescale plan's graph stays prepared; the dynamic-rescale plan prepares its
+    regions in what is left (VGG-11: 50.7 + 37.0 MB of graphs, 60 MB of DSP memory: each fits
+    alone, both do not)."""
+    wl = ROOT / "workloads" / "mandheling_vgg11.yaml"
+    tight = socsim.run("sd865", wl, overrides={"batches": 2, "scheduler.options.dsp_memory_budget_mb": 60}).summary
+    plans = tight["scheduler_info"]["plans"]
+    assert plans["static"]["dsp_graph_mb"] < 60 and plans["dynamic"]["dsp_graph_mb"] < 60
+    assert plans["static"]["regions_reprepared_per_batch"] == 0
+    assert plans["dynamic"]["regions_reprepared_per_batch"] > 0
+    roomy = socsim.run("sd865", wl, overrides={"batches": 2, "scheduler.options.dsp_memory_budget_mb": 100}).summary
+    assert roomy["scheduler_info"]["plans"]["dynamic"]["regions_reprepared_per_batch"] == 0
+
+
 class _Ctx(SimpleNamespace):
     pass
 

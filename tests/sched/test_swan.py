@@ -98,10 +98,13 @@ def test_downgrade_within_one_batch_and_upgrade_after_timeout(fast_cpu):
 
 
 def test_stops_when_not_charging_or_battery_hot(fast_cpu):
+    """The gates run before every batch, the first included: a phone off the charger, or a
+    battery already above 35 C, trains nothing (SEEDS.md 3)."""
     s = socsim.run("sd865", wl(batches=20, charging=False)).summary
-    assert s["batches"] == 1 and "not charging" in s["engine"]["stop_reason"]
+    assert s["batches"] == 0 and "not charging" in s["engine"]["stop_reason"]
+    assert s["sim_time_s"] == 0 and s["thermal"]["peak_c"] == pytest.approx(25.0)
     s = socsim.run("sd865", wl(batches=20, ambient_c=40)).summary
-    assert s["batches"] == 1 and "declined" in s["engine"]["stop_reason"]
+    assert s["batches"] == 0 and "declined" in s["engine"]["stop_reason"]
 
 
 def test_bad_choice_option_is_an_input_error():
