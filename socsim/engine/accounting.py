@@ -2,10 +2,11 @@
 and the sampled time series.
 
 For each batch the engine hands :meth:`Accounting.account` the batch's template.  The batch
-is cut at sampling boundaries into pieces of piecewise-constant power; the thermal network
-advances exactly over every piece (modal solution), static power is evaluated at the current
-temperatures (leakage feedback), the battery steps with the batch's mean power, and the
-step-wise governor polls at its period while a zone is near or past a trip.  A poll whose caps
+is cut at sampling boundaries (and, while a zone is near or past a trip, at the step-wise
+governor's polls, every polling period from t = 0) into pieces of piecewise-constant power; the
+battery steps with the pieces' powers and its losses heat their nodes over the same part; the
+thermal network advances exactly over every piece (modal solution); static power is evaluated at
+the current temperatures (leakage feedback); the governor polls at its polls.  A poll whose caps
 change the running frequencies ends the accounting there, and the engine carries the batch on
 at the new ones.  Samples go to the recorder as one block per batch: a row at each sampling
 boundary with the state then and the means over the interval that follows (docs/modeling.md,
@@ -70,9 +71,6 @@ class Accounting:
                "charger": hs.get("charger", hs.get("platform", soc.battery.thermal_node))}
         self._aux_nodes = {k: self.thermal.index(n) for k, n in aux.items()
                            if n != soc.thermal.ambient_node and n in self.thermal.node_names}
-        # their mean power over the last battery step, applied over the next part of a batch (the
-        # battery steps after the thermal solve; the pack's and board's time constants are minutes)
-        self._aux_w = np.zeros(len(self.thermal.node_names))
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]
         self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
@@ -133,12 +131,13 @@ class Accounting:
         for which ``stop_if(caps)`` is true (the running frequencies change there; the engine
         carries on at the new ones).
 
-        The batch is cut at sampling boundaries into pieces; the thermal network advances
-        exactly over each piece with that piece's mean power (exact for piecewise-constant
-        power), all pieces at once.  The governor polls at each boundary while any zone is near
-        or past a trip; far from every trip it cannot act, and is not asked.  The battery steps
-        once with the mean power of what was accounted (its state of charge moves by ~1e-5 per
-        second of training); the samples spread its current over the pieces (``step_profile``).
+        The batch is cut at sampling boundaries into pieces, and at the governor's polls while
+        any zone is near or past a trip (far from every trip it cannot act, and is not asked);
+        the battery steps once over the part with the pieces' powers (its state of charge moves
+        by ~1e-5 per second of training), and its pack and charger losses heat their nodes over
+        the same part; the thermal network advances exactly over each piece with that piece's
+        mean power (exact for piecewise-constant power), all pieces at once.  The samples see
+        the pieces between sampling boundaries and spread the current over them (``step_profile``).
         """
         a = start_s
         cut = end_s is not None and end_s < tpl.duration_s

@@ -37,6 +37,13 @@ RPC_CPU_ACTIVITY = 0.5
 FG_APP_ACTIVITY = 0.6
 
 
+def host_core(soc: SocSpec, plan: Plan) -> int:
+    """The core that drives a batch (prepares graphs, makes the FastRPC calls, hands work to the
+    GPU): the plan's first core, or for a plan with none (all on the GPU or DSP) the first core
+    of the first cluster."""
+    return plan.cpu_cores[0] if plan.cpu_cores else soc.cpu.clusters[0].core_ids[0]
+
+
 @dataclass(slots=True)
 class Seg:
     dur: float
@@ -144,8 +151,7 @@ class BatchWalker:
         (:meth:`fg_mw`) is not in it."""
         out = np.zeros(len(self.rails))
         extra = {i for i, _ in tpl.fg}   # the foreground apps' cores
-        if not plan.cpu_cores:   # the host core of a GPU/DSP-only plan (segments(): the first core)
-            extra.add(self.soc.cpu.clusters[0].core_ids[0])
+        extra.add(host_core(self.soc, plan))   # a GPU/DSP-only plan's host core works too
         for c in self.soc.cpu.clusters:
             rail = cpu_rail(c.name)
             powered = sum(1 for i in c.core_ids if i in plan.cpu_cores or i in extra)
@@ -188,25 +194,26 @@ class BatchWalker:
         inserted: dict[int, list[tuple[str, float]]] = {}
         for j, overheads in (cont.inserted if cont is not None else ()):
             inserted.setdefault(j, []).extend(overheads)
-        host = soc.cpu.cluster_of(plan.cpu_cores[0]) if plan.cpu_cores else soc.cpu.clusters[0]
-        host_core = (f"cpu{plan.cpu_cores[0]}",) if plan.cpu_cores else (f"cpu{host.core_ids[0]}",)
+        host_id = host_core(soc, plan)
+        host = soc.cpu.cluster_of(host_id)
+        host_track = (f"cpu{host_id}",)
         one = {host.name: 1}
         # the host core works alone (the other training threads wait): its cluster's core-seconds
         # and the host-only seconds schedutil needs (socsim.engine.dvfs.schedutil_util)
         host_busy = {host.name: 1.0, HOST_BUSY: 1.0}
         if prep and soc.fastrpc is not None:
             dur = fastrpc.graph_prep_s(soc.fastrpc, head.count("dsp"), head.dsp_graph_bytes)
-            yield Seg(dur, host_core, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
+            yield Seg(dur, host_track, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         # re-preparing evicted subgraphs: not in a batch that prepares the whole graph anyway
         for name, dur in (() if prep else head.prep_overheads):
-            yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
+            yield Seg(dur, host_track, ("engine",), name, "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         if head.cpu_graph_prep_s > 0:
-            yield Seg(head.cpu_graph_prep_s, host_core, ("engine",), "graph-prepare", "graph_prep", "prep",
+            yield Seg(head.cpu_graph_prep_s, host_track, ("engine",), "graph-prepare", "graph_prep", "prep",
                       self.cpu_dyn(one, 1.0, freqs), host_busy, 0, mem_prep, None)
         for name, dur in inserted.get(-1, ()):  # a continuation handed before any step began
-            yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
+            yield Seg(dur, host_track, ("engine",), name, "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         cur = "cpu"
         crossings = (fastrpc.expected_crossings([s.op for s in plan.steps])
@@ -230,7 +237,7 @@ class BatchWalker:
                         track, name, kind = "engine", f"gpu hand-over {cur}->{unit}", "gpu_switch"
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
-                    yield Seg(dur, host_core, (track,), name, kind, "rpc", dyn, host_busy, 2 * crossing, mem, count, k)
+                    yield Seg(dur, host_track, (track,), name, kind, "rpc", dyn, host_busy, 2 * crossing, mem, count, k)
                     count = None
                 cur = unit
             if unit == "cpu":
@@ -253,7 +260,7 @@ class BatchWalker:
             for name, dur in inserted.get(k, ()):
                 # a continuation's own overheads (e.g. compiling its new kernels), once the step
                 # in progress when it took over is done
-                yield Seg(dur, host_core, ("engine",), name, "graph_prep", "prep",
+                yield Seg(dur, host_track, ("engine",), name, "graph_prep", "prep",
                           self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem, None)
 
     def switch_template(self, freqs: dict[str, float]) -> BatchTemplate:

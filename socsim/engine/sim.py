@@ -28,7 +28,7 @@ import simpy
 
 from socsim.engine import dvfs
 from socsim.engine.accounting import Accounting
-from socsim.engine.batch import Continued
+from socsim.engine.batch import Continued, host_core
 from socsim.engine.context import PlanContext, RunContext, budget_steps_bytes
 from socsim.engine.oracle import CostOracle, unit_runs
 from socsim.engine.template import BatchTemplate
@@ -463,9 +463,9 @@ class Engine:
     def _requested(self, plan: Plan) -> dict[str, float]:
         """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps)."""
         gov = plan.governor or self.workload.cpu.governor
-        # a plan without CPU cores (all on the GPU or DSP) still has its host core (the first
-        # core, socsim.engine.batch): it prepares and hands over, so its cluster is in use
-        cores = plan.cpu_cores or self.soc.cpu.clusters[0].core_ids[:1]
+        # a plan without CPU cores (all on the GPU or DSP) still has its host core: it prepares
+        # and hands over, so its cluster is in use
+        cores = plan.cpu_cores or (host_core(self.soc, plan),)
         used = {c.name for c in self.soc.cpu.clusters if any(i in c.core_ids for i in cores)}
         apps: dict[str, float] = {}
         for core, u in self._interference.items():   # foreground apps load their clusters too
@@ -559,8 +559,8 @@ class Engine:
     @contextlib.contextmanager
     def _as_of_last_batch(self):
         """The context's temperatures and battery as at the end of the last finished batch
-        (docs/plugins.md, section 3) while a hook that fires between polls runs; the live
-        readings are put back after it."""
+        (docs/plugins.md, section 3) while a hook that fires inside a batch runs; the live
+        readings (the accounting's, ahead of the clock) are put back after it."""
         live = self._readings()
         r = self.rctx
         r.temps_c, r.battery_soc, r.battery_temp_c = self._batch_state
