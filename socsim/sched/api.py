@@ -86,12 +86,10 @@ class Plan:
             v = getattr(self, name)
             if isinstance(v, list):
                 object.__setattr__(self, name, tuple(v))
-        for name in ("cpu_freq_mhz", "prep_overheads"):
+        for name in ("cpu_freq_mhz", "prep_overheads"):   # (name, value) pairs
             v = getattr(self, name)
-            if isinstance(v, (list, tuple)) and any(isinstance(x, list) for x in v):
+            if isinstance(v, list) or (isinstance(v, tuple) and any(isinstance(x, list) for x in v)):
                 object.__setattr__(self, name, tuple(tuple(x) if isinstance(x, list) else x for x in v))
-            elif isinstance(v, list):
-                object.__setattr__(self, name, tuple(v))
 
     def count(self, unit: str) -> int:
         return sum(1 for s in self.steps if s.unit == unit)

@@ -260,11 +260,12 @@ def _two_runs(time_s, energy_j, theta_t: float, st_m, se_m) -> tuple[tuple[int, 
     zero = np.zeros((1, k))
     ct, ce = np.vstack([zero, np.cumsum(t, axis=0)]), np.vstack([zero, np.cumsum(e, axis=0)])
     best = None
+    m = np.arange(n + 1)
+    inner = (m > 0) & (m < n)
     for a in range(k):
         for b in range(k):
             # a for batches < m, b from m on; m = 0 (all b) and m = n (all a) need no switch
-            m = np.arange(n + 1)
-            sw = (m > 0) & (m < n) & (a != b)
+            sw = inner & (a != b)
             tt = ct[m, a] + ct[n, b] - ct[m, b] + np.where(sw, st_m[a][b], 0.0)
             ee = ce[m, a] + ce[n, b] - ce[m, b] + np.where(sw, se_m[a][b], 0.0)
             ok = np.flatnonzero(tt <= theta_t)

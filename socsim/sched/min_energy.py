@@ -302,8 +302,7 @@ class MinEnergy(BaseScheduler):
         work plus the rails' static power), less the idle baseline when the DP minimises
         training energy."""
         costs = [ctx.estimate_switch(p) for p in plans]
-        sw_t = costs[0][0] if costs else ctx.soc.cpu.config_switch_ms * 1e-3
-        return sw_t, [max(0.0, e - idle_w * t) for t, e in costs]
+        return ctx.soc.cpu.config_switch_ms * 1e-3, [max(0.0, e - idle_w * t) for t, e in costs]
 
     def _plan_composed(self, ctx) -> Plan:
         from socsim.sched.registry import create
