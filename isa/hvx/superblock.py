@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 import numba
@@ -224,8 +225,21 @@ def _run_range(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
     return 0
 
 
+@lru_cache(maxsize=1)
 def _workers() -> int:
     return max(1, min(os.cpu_count() or 1, numba.config.NUMBA_NUM_THREADS))
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """One thread pool per process (a child forked by a costing worker builds its own: threads
+    do not survive fork); starting a pool per region cost more than short regions run."""
+    global _POOL
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(_workers(), thread_name_prefix="hvx"))
+    return _POOL[1]
 
 
 def run_region(code: np.ndarray, v8: np.ndarray, regs: np.ndarray, mem: np.ndarray, shared) -> str:
@@ -243,10 +257,10 @@ def run_region(code: np.ndarray, v8: np.ndarray, regs: np.ndarray, mem: np.ndarr
         fault = _run_range(code, v8, v32, regs, mem, off, data, group, ah, 0, tiles)
     else:
         step = max(1, -(-tiles // (8 * nw)))
-        with ThreadPoolExecutor(nw) as pool:
-            futs = [pool.submit(_run_range, code, v8, v32, regs, mem, off, data, group, ah, t, min(t + step, tiles))
-                    for t in range(0, tiles, step)]
-            fault = any([f.result() for f in futs])
+        pool = _pool()
+        futs = [pool.submit(_run_range, code, v8, v32, regs, mem, off, data, group, ah, t, min(t + step, tiles))
+                for t in range(0, tiles, step)]
+        fault = any([f.result() for f in futs])
     if fault:
         return "range"
     return "" if (ah == ah[0]).all() else "uniform"

@@ -71,6 +71,16 @@ def _profile(kind: str, items: tuple) -> KernelProfile:
                          int(total.vector_bytes_loaded), int(total.vector_bytes_stored), emulated)
 
 
+@lru_cache(maxsize=4096)
+def _tile(build, args: tuple, cfg: TimingConfig, emulate: bool = True) -> Timing:
+    """Timing of the program ``build(*args)``: emulated on random data (values and timing) or,
+    with ``emulate=False``, statically analysed.  Memoised on the program's own shape, so ops that
+    differ only in how many tiles they run (the batch, most often: Mandheling's batch splitting
+    profiles one layer at several) emulate it once.  The result is shared: read it, do not add to it."""
+    prog = build(*args)
+    return _emulate(prog, cfg) if emulate else analyze(prog, cfg)
+
+
 def _emulate(prog: Program, cfg: TimingConfig, seed: int = 0) -> Timing:
     """Run one tile of ``prog`` on random bytes (every buffer) and return its timing."""
     rng = np.random.default_rng(seed)
@@ -85,21 +95,20 @@ def _emulate(prog: Program, cfg: TimingConfig, seed: int = 0) -> Timing:
 def _phase_cost(g: Geometry, planes: int, cfg: TimingConfig) -> Timing:
     t = Timing()
     if g.stride == 2:
-        t.add(_emulate(build_phase_split(g.hp, g.wp), cfg), planes)
+        t.add(_tile(build_phase_split, (g.hp, g.wp), cfg), planes)
     return t
 
 
 def _gemm(cfg, m, k, n):
-    prog = gemm.build_gemm_tile(int(k))
-    t = _emulate(prog, cfg)
+    t = _tile(gemm.build_gemm_tile, (int(k),), cfg)
     tiles = -(-m // gemm.MR) * -(-n // gemm.NCOL)
     return t.scaled(tiles), m * k * n, 1
 
 
 def _conv2d(cfg, batch, cin, h, w, cout, kh, kw, stride, pad):
     g = Geometry(h, w, kh, kw, stride, pad)
-    one = _emulate(conv.build_conv_tile(g, cin, cout, 1), cfg)     # im2col + 1 row block (emulated)
-    two = analyze(conv.build_conv_tile(g, cin, cout, 2), cfg)      # same program with 2 row blocks
+    one = _tile(conv.build_conv_tile, (g, int(cin), int(cout), 1), cfg)         # im2col + 1 row block (emulated)
+    two = _tile(conv.build_conv_tile, (g, int(cin), int(cout), 2), cfg, False)  # same program with 2 row blocks
     per_block = Timing()
     per_block.add(two)
     per_block.add(one, -1)
@@ -122,14 +131,14 @@ def _conv2d_dgrad(cfg, batch, cin, h, w, cout, kh, kw, stride, pad):
 def _dwconv2d(cfg, batch, c, h, w, kh, kw, stride, pad):
     g = Geometry(h, w, kh, kw, stride, pad)
     total = _phase_cost(g, batch * c, cfg)
-    total.add(_emulate(conv.build_dwconv_tile(g), cfg), batch * c * g.ntiles)
+    total.add(_tile(conv.build_dwconv_tile, (g,), cfg), batch * c * g.ntiles)
     return total, batch * c * g.oh * g.ow * kh * kw, 1 + (g.stride == 2)
 
 
 def _conv2d_wgrad(cfg, batch, cin, h, w, cout, kh, kw, stride, pad):
     g = Geometry(h, w, kh, kw, stride, pad)
     phase, shift = g.taps()[0]
-    t = _emulate(wgrad.build_wgrad_tile(g, int(batch), phase, shift), cfg)
+    t = _tile(wgrad.build_wgrad_tile, (g, int(batch), phase, shift), cfg)
     tiles = kh * kw * -(-cout // wgrad.CB) * -(-cin // wgrad.IB)
     total = _phase_cost(g, batch * cin, cfg)
     total.add(t, tiles)
@@ -142,15 +151,15 @@ _REP_VECS = 16   # vectors in the representative emulated chunk of an elementwis
 def _elementwise(builder, per_vec):
     def prof(cfg, n):
         nvec = max(1, -(-int(n) // per_vec))
-        _emulate(builder(min(nvec, _REP_VECS)), cfg)                  # values on a representative chunk
-        return analyze(builder(nvec), cfg), 0, 1                      # exact timing of the full-length program
+        _tile(builder, (min(nvec, _REP_VECS),), cfg)                  # values on a representative chunk
+        return _tile(builder, (nvec,), cfg, False).scaled(1), 0, 1    # exact timing of the full-length program
     return prof
 
 
 def _maxpool(cfg, batch, c, h, w, k, stride):
     g = Geometry(h, w, k, k, stride, 0)
     total = _phase_cost(g, batch * c, cfg)
-    total.add(_emulate(eltwise.build_maxpool_tile(g), cfg), batch * c * g.ntiles)
+    total.add(_tile(eltwise.build_maxpool_tile, (g,), cfg), batch * c * g.ntiles)
     return total, 0, 1 + (g.stride == 2)
 
 
@@ -163,8 +172,8 @@ def _requant_static(cfg, n):
     tile with the requant_static epilogue minus the same tile with the int32 store epilogue (which
     the producer op is charged), per 512-value tile; byte counts are deltas too (int8 stores
     replace int32 stores, so bytes_stored is negative)."""
-    base = analyze(gemm.build_gemm_tile(_EPILOGUE_K, "int32"), cfg)
-    fused = _emulate(gemm.build_gemm_tile(_EPILOGUE_K, "requant_static"), cfg)
+    base = _tile(gemm.build_gemm_tile, (_EPILOGUE_K, "int32"), cfg, False)
+    fused = _tile(gemm.build_gemm_tile, (_EPILOGUE_K, "requant_static"), cfg)
     delta = Timing()
     delta.add(fused)
     delta.add(base, -1)

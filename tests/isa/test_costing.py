@@ -74,3 +74,24 @@ def test_scaling_with_batch_and_pairing():
 def test_unknown_kind():
     with pytest.raises(ValueError):
         profile_op("softmax", n=3)
+
+
+def test_a_layer_at_another_batch_reuses_its_emulated_tile_and_costs_the_same():
+    """The tile programs of conv/dwconv/dgrad do not depend on the batch, only their count does:
+    profiling a layer at a second batch size emulates nothing new, and the profile equals one
+    computed from scratch."""
+    from isa.kernels import costing
+
+    layer = dict(cin=24, h=12, w=12, cout=40, kh=3, kw=3, stride=2, pad=1)
+    profile_op("conv2d", batch=2, **layer)
+    before = costing._tile.cache_info()
+    p3 = profile_op("conv2d", batch=3, **layer)
+    after = costing._tile.cache_info()
+    assert after.misses == before.misses and after.hits > before.hits
+    costing._tile.cache_clear()
+    costing._profile.cache_clear()
+    fresh = profile_op("conv2d", batch=3, **layer)
+    assert fresh is not p3 and fresh == p3
+    one, two = (profile_op("conv2d", batch=b, **layer) for b in (1, 2))
+    assert p3.compute_cycles - two.compute_cycles == two.compute_cycles - one.compute_cycles > 0  # linear in the batch
+    assert p3.macs == 3 * one.macs

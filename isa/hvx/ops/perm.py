@@ -134,6 +134,8 @@ def _network_perm(rt: int, offsets: tuple) -> np.ndarray:
 def _swap_network(u, v, rt, offsets):
     cat = np.concatenate([ub(v), ub(u)], axis=1)
     r = (rt_u32(rt) & 127).astype(np.int64)
+    if r.size and (r == r.flat[0]).all():      # the usual case: every tile passes the same Rt
+        return cat[:, _network_perm(int(r.flat[0]), offsets)].reshape(-1, 2, 128)
     out = np.empty_like(cat)
     for val in np.unique(r):
         sel = r == val

@@ -12,8 +12,7 @@ from ..table import SOURCE_SCALAR, defop
 
 def s32(a) -> np.ndarray:
     """Wrap to a signed 32-bit value held in int64."""
-    a = np.asarray(a, dtype=np.int64) & 0xFFFFFFFF
-    return np.where(a >= 1 << 31, a - (1 << 32), a)
+    return ((np.asarray(a, dtype=np.int64) + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 def _d(name, syntax, ops, res="S_ALU"):
