@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from socsim import __version__
 from socsim.errors import InputError
 from socsim.spec import Origins, SocSpec, Workload, load_soc
 from socsim.spec import load_workload_located, resolve_workload, workload_from_dict_located
@@ -58,12 +57,6 @@ def _load(workload: str | Path | dict | Workload, overrides, scheduler: str | No
     path = resolve_workload(workload)
     wl, origins = load_workload_located(path, overrides, scheduler=scheduler, **labels)
     return wl, str(path), origins
-
-
-def _resolve_workload(workload: str | Path | dict | Workload, overrides,
-                      scheduler: str | None = None) -> tuple[Workload, str]:
-    wl, name, _ = _load(workload, overrides, scheduler)
-    return wl, name
 
 
 def _normalise_overrides(overrides: list[str] | dict | None) -> list[str] | dict:

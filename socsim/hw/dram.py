@@ -46,9 +46,6 @@ class DramShare:
     bandwidth_bps: float
     latency_s: float
 
-    def transfer_s(self, nbytes: float) -> float:
-        return nbytes / self.bandwidth_bps if nbytes else 0.0
-
 
 # Background traffic (another master, e.g. a foreground app's CPU and GPU, using ``background``
 # bytes/s of the channel): it is one more interleaved stream, and it takes its bandwidth from

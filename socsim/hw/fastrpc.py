@@ -54,11 +54,6 @@ def expected_crossings(ops: Sequence[Op]) -> list[int]:
     return out
 
 
-def invoke_s(rpc: FastRpc) -> float:
-    """One FastRPC round trip without buffers."""
-    return rpc.invoke_us * 1e-6
-
-
 def switch_s(rpc: FastRpc, bytes_crossing: int, shared_buffers: bool = False) -> float:
     """Time of one CPU<->DSP switch moving ``bytes_crossing`` bytes of tensors.
 

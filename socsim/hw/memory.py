@@ -54,10 +54,6 @@ class MemProfile:
     def dram_bytes(self) -> int:
         return self.dram_read_bytes + self.dram_write_bytes
 
-    @property
-    def dram_lines(self) -> int:
-        return self.dram_bytes // self.line_bytes
-
     def hit_rates(self) -> dict[str, float]:
         return {lv.name: lv.hit_rate for lv in self.levels}
 

@@ -248,8 +248,6 @@ def _check_path(parts: list[str], key: str, label: str = "--set") -> None:
 
     A number after a list field indexes the list (``environment.memory_budget_mb.0.mb``,
     ``input.0``); ``label`` names the option the path came from (``--set``, ``--grid``)."""
-    from pydantic import BaseModel
-
     ann: Any = Workload
     for i, part in enumerate(parts):
         here = ".".join(parts[:i])

@@ -8,7 +8,6 @@ on (docs/modeling.md, Sampled counters).
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -173,7 +173,7 @@ def test_memory_bound_ops_of_depthwise_models_do_not_scale():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="the op-level mechanism is there (test above), but the 1x1 convs' "
+@pytest.mark.xfail(strict=True, reason="the op-level mechanism is there (test above), but the 1x1 convs' "
                    "compute-bound backward kernels carry the step; docs/validation.md, Swan")
 @pytest.mark.parametrize("model", ["shufflenetv2", "mobilenetv2"])
 def test_fewer_cores_win_for_depthwise_models(model):

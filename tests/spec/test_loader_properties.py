@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from socsim.errors import InputError

@@ -3,8 +3,6 @@ part: each part of a batch is heated by its own losses (socsim.engine.accounting
 so a short configuration switch that charges the pack hard does not set the next batch's heat."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pytest
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..lanes import (bidir_shift_left, bidir_shift_right, clz, h, i64, rt_u32, sat, sxtn,
+from ..lanes import (bidir_shift_left, bidir_shift_right, clz, h, i64, rt_u32, sxtn,
                      to_bytes, ub, uh, uw, w, wrap)
 from ..table import defop
 

@@ -15,7 +15,6 @@ per-segment builder), and tests/hw/test_cache_streams.py checks the two agree.
 from __future__ import annotations
 
 import numba as nb
-import numpy as np
 
 CPU_CONV, CPU_PLANE, ELTWISE, DSP_CONV, DSP_PLANE = range(5)
 
