@@ -400,7 +400,11 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
 @click.option("--json", "json_path", default=None, help=_JSON_HELP)
 @click.option("--quiet", is_flag=True, help=_QUIET_HELP)
 @click.option("--deterministic", is_flag=True, help=_DET_HELP)
-def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic):
+@click.option("--skip-infeasible", is_flag=True,
+              help="a point that cannot run on its phone (a DSP scheduler on a phone without a DSP, a memory "
+                   "budget below what the model needs there, ...) is listed as skipped, with why, instead of "
+                   "stopping the sweep (exit 2 only when no point can run)")
+def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic, skip_infeasible):
     """Run WORKLOAD over SoCs x schedulers x --grid values (process pool, or Ray)."""
     from socsim.api import dump_json, prepare
     from socsim.report.console import sweep_table
@@ -437,7 +441,8 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
                     scheduler_label="--schedulers")
     prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5, unit="points")
     try:
-        rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog)
+        rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog,
+                        skip_infeasible=skip_infeasible)
     finally:
         prog.close()
     if json_path:
@@ -460,8 +465,9 @@ def _point_notes(rows: list[dict], quiet: bool, show: int = 3) -> list[str]:
     where: dict[str, list[str]] = {}
     for r in rows:
         pt = r["point"]
-        label = " ".join([pt["soc"], str(pt["scheduler"]), *(f"{k}={v}" for k, v in pt["set"].items())])
-        for n in notes_to_print(r["summary"], quiet):
+        label = " ".join([pt["soc"], str(pt["scheduler"] or "-"), *(f"{k}={v}" for k, v in pt["set"].items())])
+        said = [f"skipped: {r['skipped']}"] if "skipped" in r else notes_to_print(r["summary"], quiet)
+        for n in said:
             where.setdefault(n, []).append(label)
     out = []
     for n, labels in where.items():

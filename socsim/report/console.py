@@ -212,8 +212,12 @@ def sweep_table(rows: list[dict[str, Any]]) -> Table:
     for col in ("soc", "scheduler", "set", "time/batch", "energy/batch", "peak C", "peak mem"):
         t.add_column(col)
     for r in rows:
-        s, p = r["summary"], r["point"]
-        t.add_row(escape(p["soc"]), escape(run_label(s)), escape(" ".join(f"{k}={v}" for k, v in p["set"].items())),
+        s, p = r.get("summary"), r["point"]
+        sets = escape(" ".join(f"{k}={v}" for k, v in p["set"].items()))
+        if s is None:   # sweep --skip-infeasible: the reason follows the table as a note
+            t.add_row(escape(p["soc"]), escape(str(p["scheduler"] or "-")), sets, "[yellow]skipped[/]", "-", "-", "-")
+            continue
+        t.add_row(escape(p["soc"]), escape(run_label(s)), sets,
                   fmt_time(s["per_batch"]["time_s"]), fmt_energy(s["per_batch"]["energy_j"]),
                   f"{s['thermal']['peak_c']:.1f}", _fmt_bytes(s["memory"]["peak_bytes"]))
     return t

@@ -87,15 +87,18 @@ def as_sweep_error(e: InputError) -> InputError:
                    origin=names.get(e.origin, e.origin))
 
 
-def _run_point(args: tuple[Point, str, bool]) -> dict[str, Any]:
+def _run_point(args: tuple[Point, str, bool, bool]) -> dict[str, Any]:
     from socsim.api import run
 
-    point, workload, deterministic = args
+    point, workload, deterministic, skip_infeasible = args
     try:
         res = run(point.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
                   deterministic=deterministic)
     except InputError as e:
         e = as_sweep_error(e)
+        if skip_infeasible:
+            return {"point": {"soc": point.soc, "scheduler": point.scheduler, "set": dict(point.overrides)},
+                    "skipped": str(e)}
         # which point of the sweep failed (the same error may hold at one SoC and not another)
         raise type(e)(f"{e.message} (sweep point: {point.label})", file=e.file, field=e.field, value=e.value,
                       line=e.line, origin=e.origin) from None
@@ -126,8 +129,15 @@ def _worker_init() -> None:
 
 def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | None = None,
           grid: dict[str, list[str]] | None = None, jobs: int = 1, backend: str = "local",
-          deterministic: bool = False, progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
-    """Run every point of the sweep; returns ``[{"point": ..., "summary": ...}, ...]`` in order."""
+          deterministic: bool = False, progress: Callable[[int, int], None] | None = None,
+          skip_infeasible: bool = False) -> list[dict[str, Any]]:
+    """Run every point of the sweep; returns ``[{"point": ..., "summary": ...}, ...]`` in order.
+
+    A point whose run is bad input for its phone (a DSP scheduler on a phone without a DSP, a
+    memory budget below what the model needs there, ...) stops the sweep with that InputError,
+    naming the point; with ``skip_infeasible`` it is returned as ``{"point": ..., "skipped":
+    "<the error>"}`` instead and the sweep goes on, unless every point is skipped (an InputError
+    quoting the first point's)."""
     from socsim.api import prepare
     from socsim.spec import load_soc
 
@@ -138,7 +148,7 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
         # fail fast on a bad path or value
         prepare(str(workload), overrides=dict(p.overrides), scheduler=p.scheduler, set_label="--grid",
                 scheduler_label="--schedulers")
-    work = [(p, str(workload), deterministic) for p in pts]
+    work = [(p, str(workload), deterministic, skip_infeasible) for p in pts]
     if backend == "ray":
         try:
             import ray
@@ -147,7 +157,7 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
                              value="ray") from None
         ray.init(ignore_reinit_error=True, include_dashboard=False)
         remote = ray.remote(_run_point)
-        return ray.get([remote.remote(w) for w in work])
+        return _all_skipped_is_an_error(ray.get([remote.remote(w) for w in work]), work)
     if backend != "local":
         raise InputError("expected local or ray", field="--backend", value=backend)
     out: list[dict[str, Any]] = []
@@ -156,7 +166,7 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
             out.append(_run_point(w))
             if progress:
                 progress(i + 1, len(work))
-        return out
+        return _all_skipped_is_an_error(out, work)
     # no more workers than points: a pool forks all of its workers up front
     ex = ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_worker_init)
     try:
@@ -173,4 +183,12 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
                 w.terminate()
         raise
     ex.shutdown(wait=True)
-    return out
+    return _all_skipped_is_an_error(out, work)
+
+
+def _all_skipped_is_an_error(rows: list[dict[str, Any]], work: list[tuple]) -> list[dict[str, Any]]:
+    """A sweep in which no point could run is an error (InputError quoting the first point's)."""
+    if rows and all("skipped" in r for r in rows):
+        raise InputError(f"no point of the sweep can run; the first: {rows[0]['skipped']} "
+                         f"(sweep point: {work[0][0].label})")
+    return rows

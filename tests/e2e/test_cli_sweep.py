@@ -46,6 +46,33 @@ def test_sweep_errors_name_the_sweep_options(tmp_path):
     assert "sweep point: exynos9820 mandheling batches=2" in " ".join(r.output.split()), r.output
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_skip_infeasible_lists_the_points_a_phone_cannot_run_and_goes_on(tmp_path, jobs):
+    """A fleet with a phone that has no DSP: mandheling is skipped there, with why, and every other
+    point runs; without the flag the sweep stops at that point (the test above)."""
+    out = tmp_path / "sweep.json"
+    r = CliRunner().invoke(main, ["sweep", "--soc", "exynos9820,sd865", QUICK, "--schedulers", "mandheling,mnn-fp32",
+                                  "--grid", "batches=2", "--skip-infeasible", "--jobs", jobs, "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    pts = json.loads(out.read_text())["points"]
+    assert [(p["point"]["soc"], p["point"]["scheduler"], "skipped" in p) for p in pts] == \
+        [("exynos9820", "mandheling", True), ("exynos9820", "mnn-fp32", False),
+         ("sd865", "mandheling", False), ("sd865", "mnn-fp32", False)]
+    assert "exynos9820 has no DSP" in pts[0]["skipped"] and "summary" not in pts[0]
+    assert all(p["summary"]["batches"] == 2 for p in pts[1:])
+    text = " ".join(r.output.split())
+    assert "skipped" in text and "exynos9820 has no DSP" in text and "(point: exynos9820 mandheling batches=2)" in text
+
+
+def test_skip_infeasible_with_no_point_left_is_an_error_and_writes_nothing(tmp_path):
+    out = tmp_path / "sweep.json"
+    r = CliRunner().invoke(main, ["sweep", "--soc", "exynos9820", QUICK, "--schedulers", "mandheling",
+                                  "--grid", "batches=2", "--skip-infeasible", "--json", str(out), "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert "no point of the sweep can run" in r.output and "exynos9820 has no DSP" in r.output
+    assert not out.exists()
+
+
 def test_sweep_from_python_names_the_sweep_options():
     """socsim.sweep.sweep() called directly labels a point's error as the sweep's option too."""
     from socsim.errors import InputError
