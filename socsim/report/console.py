@@ -138,10 +138,12 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
         t.add_row("stopped early", escape(f"after {_plural(s['batches'], 'batch', 'batches')}: "
                                           f"{stop}"), style="yellow")
     t.add_row("simulated time", _fmt_sim_time(s["sim_time_s"]))
-    t.add_row("per batch", f"{fmt_time(pb['time_s'])}, {fmt_energy(pb['energy_j'])}")
+    t.add_row("per batch", f"{fmt_time(pb['time_s'])}, {fmt_energy(pb['energy_j'])}" if s["batches"]
+              else "- (no batch trained)")
     t.add_row("energy (phone)", f"{fmt_energy(e['total'])}  (training {fmt_energy(e['training'])})")
     scale, unit = (1e3, "mJ") if abs(e["total"]) < 0.1 else (1.0, "J")
-    t.add_row("energy by rail", ", ".join(f"{k} {_sig(v * scale)}" for k, v in e["rails"].items()) + f" ({unit})")
+    t.add_row("energy by rail", ", ".join(f"{k} {_sig(v * scale)}" for k, v in e["rails"].items()) + f" ({unit})"
+              if e["rails"] else "-")
     th = s["thermal"]
     t.add_row("temperature", f"peak {th['peak_c']:.1f} C, final {th['final_c']:.1f} C"
               + (f", throttled {th['time_throttled_s']:.1f} s" if th.get("time_throttled_s") else ""))
@@ -159,8 +161,11 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
                                   f"{_plural(config, 'config switch', 'config switches')} (cores or frequency)"))
     t.add_row("peak memory", _fmt_bytes(s["memory"]["peak_bytes"]))
     for fg in s.get("foreground", []):
-        t.add_row(escape(f"foreground {fg['name']}"), f"cores {fg['cores']}: throughput loss "
-                  f"{100 * fg['throughput_loss']:.1f}% over {fg['window_simulated_s']:.1f} s")
+        if fg["window_simulated_s"] > 0:
+            said = f"throughput loss {100 * fg['throughput_loss']:.1f}% over {fg['window_simulated_s']:.1f} s"
+        else:   # the run ended before the app started
+            said = f"not reached (it starts at {fg['start_s']:g} s)"
+        t.add_row(escape(f"foreground {fg['name']}"), f"cores {fg['cores']}: {said}")
     if deterministic is None:
         deterministic = s.get("wall_time_s") == 0
     t.add_row("wall time", "not measured (--deterministic)" if deterministic else f"{s['wall_time_s']:.2f} s")
@@ -182,6 +187,10 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
                 + (("fg loss",) if fg else ())):
         t.add_column(col, justify="right" if col != "scheduler" else "left")
     for r in rows:
+        if not r["batches"]:   # declined at once (Swan's gate): no per-batch figures to show
+            t.add_row(escape(r["scheduler"]), *((f"0/{r['batches_planned']}",) if early else ()),
+                      *(["-"] * 4), "-", f"{r['peak_c']:.1f}", "-", "-", "-", *(("-",) if fg else ()))
+            continue
         t.add_row(escape(r["scheduler"]),
                   *((f"{r['batches']}/{r['batches_planned']}",) if early else ()),
                   fmt_time(r["time_per_batch_s"]), _ratio(r["time_x_first"]),

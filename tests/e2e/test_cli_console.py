@@ -160,3 +160,33 @@ def test_a_budget_kept_after_it_dropped_is_not_called_ignored(tmp_path):
     prof_ok = f"[{{at_s: 0, mb: {peak_mb * 0.5:.3f}}}, {{at_s: 0.0000001, mb: {peak_mb * 2:.3f}}}]"
     s = api_run("sd865", str(p), overrides=["batches=2", f"environment.memory_budget_mb={prof_ok}"]).summary
     assert s["memory"]["over_budget"]["batches"] == 1   # only the first 0.1 us, in batch 0
+
+
+def test_a_run_that_trained_no_batch_says_so(tmp_path):
+    """Swan's gate declines the first batch off the charger: no per-batch figures of 0 ms and 0 J,
+    no empty rail list, and an app that never started is not reported as unharmed."""
+    p = _wl(tmp_path, scheduler={"name": "swan"}, environment={
+        "charging": False, "foreground_load": {"name": "game", "cores": [6, 7], "start_s": 20, "duration_s": 30,
+                                               "utilization": 0.5}})
+    r = invoke("run", "--soc", "sd865", str(p))
+    assert r.exit_code == 0, r.output
+    out = " ".join(re.sub(r"[│┃]", " ", r.output).split())
+    assert "per batch - (no batch trained)" in out and "0 ms, 0 J" not in out
+    assert "energy by rail - " in out
+    assert "foreground game cores [6, 7]: not reached (it starts at 20 s)" in out and "throughput loss" not in out
+
+
+def test_compare_shows_dashes_for_a_run_with_no_batch_and_no_loss_for_an_app_not_reached(tmp_path):
+    p = _wl(tmp_path, batches=2, environment={
+        "charging": False, "foreground_load": {"name": "game", "cores": [6, 7], "start_s": 3600, "duration_s": 30,
+                                               "utilization": 0.5}})
+    js = tmp_path / "c.json"
+    r = invoke("compare", "--soc", "sd865", str(p), "--schedulers", "mnn-fp32,swan", "--json", str(js))
+    assert r.exit_code == 0, r.output
+    rows = json.loads(js.read_text())["rows"]
+    assert [row["batches"] for row in rows] == [2, 0]
+    assert all(row["fg_loss"] is None for row in rows)        # the app starts an hour in
+    lines = [" ".join(re.sub(r"[│┃]", " ", ln).split()) for ln in r.output.splitlines()]
+    swan = next(ln for ln in lines if ln.startswith("swan "))
+    assert swan == "swan 0/2 - - - - - 25.0 - - -", swan
+    assert "fg loss" not in r.output
