@@ -189,7 +189,7 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
     for r in rows:
         if not r["batches"]:   # declined at once (Swan's gate): no per-batch figures to show
             t.add_row(escape(r["scheduler"]), *((f"0/{r['batches_planned']}",) if early else ()),
-                      *(["-"] * 4), "-", f"{r['peak_c']:.1f}", "-", "-", "-", *(("-",) if fg else ()))
+                      *(["-"] * 5), f"{r['peak_c']:.1f}", *(["-"] * 3), *(("-",) if fg else ()))
             continue
         t.add_row(escape(r["scheduler"]),
                   *((f"{r['batches']}/{r['batches_planned']}",) if early else ()),

@@ -150,8 +150,9 @@ def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """What ``socsim compare`` shows for each run, as numbers: per-batch time and energy (means
     over the batches run) and their ratios to the first run (the reference; None where its
     figure is 0), peak memory and temperature, ops per unit, switches, the mean foreground
-    throughput loss (None without a foreground app running during the run) and the batches run of those planned, with
-    the reason of an early stop.  The console table and ``compare --json`` both come from here."""
+    throughput loss (None without a foreground app running during the run) and the batches run
+    of those planned, with the reason of an early stop.  The console table and ``compare --json``
+    both come from here."""
     t0 = runs[0]["per_batch"]["time_s"] if runs else 0.0
     e0 = runs[0]["per_batch"]["energy_j"] if runs else 0.0
     rows = []
