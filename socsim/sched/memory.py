@@ -6,9 +6,11 @@ runtime allocator with rematerialisation does (Sage 3.4.1, after DTR, Kirisame e
 
 * a tensor is allocated when its kernel runs and freed after its last reader; parameters,
   gradients and anything else resident (``base_bytes``) are held throughout;
-* before a kernel runs, an input that was evicted is recomputed on demand by re-running its
-  producer (recursively, for inputs of that producer that are gone too); the recomputed tensor
-  stays resident for its later readers like any other;
+* before a kernel runs, the inputs that were evicted are recomputed on demand: their producers,
+  and the producers of those producers' inputs that are gone too, re-run once each in execution
+  order (a checkpointed segment's forward pass); a recomputed tensor stays resident for its later
+  readers like any other, and one recomputed only to recompute others goes after its last reader
+  in the re-run;
 * when the kernel's new outputs would exceed the budget, the resident forward activation with
   the lowest recompute latency / size that the kernel does not read is evicted (DGC: "keep
   everything until the budget is hit");
@@ -31,6 +33,11 @@ from socsim.workload.memory import INPUT
 from socsim.workload.ops import Op
 
 Outputs = Sequence[Sequence[tuple[str, int]]]
+
+
+# A thrash guard, not from Sage (SEEDS.md 2 gives no limit); assumption: a schedule that needs
+# more than 8x the batch's kernels in recomputation is treated as infeasible.
+MAX_RECOMPUTE_FACTOR = 8
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
              outputs: Outputs | None = None, budget_bytes: int | None = None,
              evict_after_forward: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset(),
              latency_s: Callable[[Op], float] | None = None,
-             max_recompute_factor: int = 8, budget_changes: Sequence[tuple[int, int]] = (),
+             max_recompute_factor: int = MAX_RECOMPUTE_FACTOR, budget_changes: Sequence[tuple[int, int]] = (),
              stop_after: int | None = None, best_effort: bool = False) -> Schedule:
     """Run ``kernels`` against ``budget_bytes`` (None: unlimited).  Raises :class:`Infeasible`
     if a kernel cannot fit even with every evictable tensor evicted, or if recomputation
@@ -98,9 +105,6 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
     out_k: list[Op] = []
     out_m: list[int] = []
     lat_memo: dict[int, float] = {}
-    # max_recompute_factor 8 (default): a thrash guard, not from Sage (SEEDS.md 2 gives no
-    # limit); assumption: a budget that needs more than 8x the batch's kernels in recomputation
-    # is treated as infeasible.
     limit = max_recompute_factor * max(len(kernels), 1)
 
     def evictable(t: str) -> bool:
@@ -148,33 +152,50 @@ def simulate(kernels: Sequence[Op], input_bytes: int, base_bytes: int, *,
         out_k.append(k)
         out_m.append(st["mem"])
 
-    def ensure(t: str, pinned: set[str]) -> None:
-        if t in resident or t not in producer:
-            return
-        i = producer[t]
-        k = kernels[i]
-        st["rc"] += 1
-        if st["rc"] > limit:
-            raise Infeasible("recomputation thrashes at this budget")
-        inner = pinned | set(k.inputs) | {t}
-        for x in k.inputs:
-            ensure(x, inner)
-        materialise(i, replace(k, name=f"{k.name}@rc", phase="error_grad",
-                               attrs=tuple(sorted(dict(k.attrs, recompute_of=k.name).items()))), inner)
-        for name, _ in outputs[i]:
-            if remaining.get(name, 0) == 0:
-                free(name)
-        for x in k.inputs:
-            if remaining.get(x, 0) == 0:
-                free(x)
+    def recompute(ts: Sequence[str], pinned: set[str]) -> None:
+        """Bring the evicted tensors ``ts`` back: re-run, in execution order, the kernels that
+        produce them and whatever of their inputs is gone too (a checkpointed segment's forward
+        pass), freeing each intermediate after its last reader in the re-run when nothing later
+        in the batch reads it, as a reference-counting runtime does.  ``ts`` stay resident for
+        the kernel that asked for them."""
+        run: set[int] = set()
+        stack = [t for t in ts if t not in resident and t in producer]
+        seen: set[str] = set()
+        while stack:
+            x = stack.pop()
+            if x in seen or x in resident or x not in producer:
+                continue
+            seen.add(x)
+            run.add(producer[x])
+            stack.extend(kernels[producer[x]].inputs)
+        readers: dict[str, int] = {}
+        for j in run:
+            for x in set(kernels[j].inputs):
+                readers[x] = readers.get(x, 0) + 1
+        hold = pinned | set(ts)
+        for j in sorted(run):
+            k = kernels[j]
+            st["rc"] += 1
+            if st["rc"] > limit:
+                raise Infeasible("recomputation thrashes at this budget")
+            inner = hold | set(k.inputs)
+            gone = [x for x in k.inputs if x not in resident and x in producer]
+            if gone:  # evicted again by this re-run's own allocations (under a budget)
+                recompute(gone, inner)
+            materialise(j, replace(k, name=f"{k.name}@rc", phase="error_grad",
+                                   attrs=tuple(sorted(dict(k.attrs, recompute_of=k.name).items()))), inner)
+            for x in set(k.inputs):
+                readers[x] -= 1
+            for x in [*set(k.inputs), *(name for name, _ in outputs[j])]:
+                if readers.get(x, 0) == 0 and remaining.get(x, 0) == 0 and x not in hold:
+                    free(x)
 
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, 20 * len(kernels) + 1000))
     try:
         for i, k in enumerate(kernels):
             pinned = set(k.inputs)
-            for t in k.inputs:
-                ensure(t, pinned)
+            recompute(k.inputs, pinned)
             materialise(i, k, pinned)
             if stop_after is not None and len(out_k) > stop_after:
                 break

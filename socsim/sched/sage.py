@@ -49,7 +49,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from socsim.errors import ScheduleError
 from socsim.sched.api import BaseScheduler, Plan, Step
 from socsim.sched.fusion import fuse, reduce_subgraphs
-from socsim.sched.memory import Infeasible, Schedule, greedy_split, simulate, static_checkpoints
+from socsim.sched.memory import (MAX_RECOMPUTE_FACTOR, Infeasible, Schedule, greedy_split, simulate,
+                                 static_checkpoints)
 from socsim.workload.costs import is_persistent
 from socsim.workload.ops import Op
 
@@ -238,7 +239,11 @@ class Sage(BaseScheduler):
         s = o.strategy
         if s == "static-checkpoint":
             p = self.schedule(b, static=True)
-            assert p is not None
+            if p is None:  # its recomputation thrashes (socsim.sched.memory.simulate)
+                raise ScheduleError(
+                    f"static checkpointing of {self.ctx.workload.model} batch {b} recomputes more than "
+                    f"{MAX_RECOMPUTE_FACTOR}x the batch's kernels: its sqrt(n) checkpoints leave segments too long to re-run",
+                    field="scheduler.options.strategy", value=s)
             return self._check(Decision((b,), (p,)), budget, "static checkpointing, one in sqrt(n) kept")
         if s == "static-accumulation":
             split = greedy_split(b, -(-b // 2))

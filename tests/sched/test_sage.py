@@ -88,6 +88,41 @@ def test_greedy_split_and_static_checkpoints():
     assert s.peak < simulate(g.ops, g.input_bytes, g.persistent_bytes).peak and s.recomputes > 0
 
 
+def _dense_block(n: int) -> list:
+    """A DenseNet-like block: x_k reads the input and every earlier c_j, c_k = f(x_k), and the
+    backward pass reads only the x_k (so a c_k is needed again only to recompute an x)."""
+    from socsim.workload.ops import Op
+    fwd = []
+    for k in range(n):
+        fwd.append(Op(f"x{k}", "add", "forward", f"l{k}", "fp32", (), flops=1, out_bytes=100,
+                      inputs=("input",) + tuple(f"c{j}" for j in range(k))))
+        fwd.append(Op(f"c{k}", "relu", "forward", f"l{k}", "fp32", (), flops=1, out_bytes=100, inputs=(f"x{k}",)))
+    bwd = [Op(f"g{k}", "relu_bwd", "error_grad", f"l{k}", "fp32", (), flops=1, out_bytes=10, inputs=(f"x{k}",))
+           for k in reversed(range(n))]
+    return fwd + bwd
+
+
+def test_recomputing_a_dense_block_runs_each_kernel_once():
+    """With every x evicted after the forward pass, the first backward kernel re-runs the block's
+    forward kernels once each; the c's it needs only for that re-run stay until it is done (they
+    were freed after each reader, and the block was re-run again for every reader: exponential,
+    which the thrash guard turned into 'infeasible' for DenseNet-121's static checkpointing)."""
+    n = 20
+    kernels = _dense_block(n)
+    plain = simulate(kernels, 100, 0)
+    s = simulate(kernels, 100, 0, evict_after_forward=frozenset(f"x{k}" for k in range(n)))
+    assert s.recomputes == 2 * n - 1          # x0..x19 and c0..c18
+    assert s.peak <= plain.peak
+    assert [k.name for k in s.kernels].count("x0@rc") == 1
+
+
+def test_static_checkpointing_plans_densenet():
+    _, none = plan_for(workload(model="densenet121", inp=(3, 32, 32), batch=4, strategy="none"))
+    sched, plan = plan_for(workload(model="densenet121", inp=(3, 32, 32), batch=4, strategy="static-checkpoint"))
+    assert plan.peak_memory_bytes < none.peak_memory_bytes
+    assert sched.decide(None).recomputes < 2 * len(none.steps)
+
+
 # ------------------------------------------------------------------ budgets
 SMALL = dict(model="resnet18", inp=(3, 96, 96), batch=16)
 
@@ -270,6 +305,18 @@ def test_infeasible_budget_is_a_schedule_error_and_cli_exit_2(tmp_path):
     assert r.exit_code == 2
     assert "memory_budget_mb" in r.output and "minimum feasible" in r.output
 
+
+
+def test_a_thrashing_static_schedule_is_a_schedule_error(monkeypatch):
+    from socsim.sched.memory import Infeasible
+
+    def thrash(self, key, **kw):
+        raise Infeasible("recomputation thrashes at this budget")
+    monkeypatch.setattr(Sage, "_simulate", thrash)
+    with pytest.raises(ScheduleError) as e:
+        plan_for(workload(model="resnet18", inp=(3, 32, 32), batch=4, strategy="static-checkpoint"))
+    assert e.value.field == "scheduler.options.strategy" and e.value.value == "static-checkpoint"
+    assert "recomputes more than 8x" in e.value.message
 
 def test_summary_reports_peak_and_splits():
     s = socsim.run("sd865", workload(budget=1000, batches=2)).summary
