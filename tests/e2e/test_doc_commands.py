@@ -1,7 +1,8 @@
-"""The commands docs/guide.md and the workloads' header comments give with ``--set`` are feasible:
-each is planned as ``run`` would plan it before its first batch (``socsim validate --soc``), so
-an option value that the scheduler refuses (a Min-Energy slack below 1, a Sage strategy that
-cannot fit the file's memory budget) fails here."""
+"""The commands docs/guide.md gives with ``--set``, and every command in the workloads' header
+comments, are feasible: each is planned as ``run`` would plan it before its first batch
+(``socsim validate --soc``), so a workload that cannot run on the phone it names, or an option
+value that the scheduler refuses (a Min-Energy slack below 1, a Sage strategy that cannot fit
+the file's memory budget), fails here."""
 from __future__ import annotations
 
 import re
@@ -27,14 +28,17 @@ def _header_commands(path: Path) -> list[str]:
             break
         lines.append(line.lstrip("#").strip())
     text = "\n".join(lines).replace("\\\n", " ")
-    return [" ".join(m.split()) for m in re.findall(r"^(socsim (?:run|compare) .*)$", text, re.M)]
+    return [" ".join(m.split(" #")[0].split()) for m in re.findall(r"^(socsim (?:run|compare) .*)$", text, re.M)]
+
+
+WORKLOADS = sorted((ROOT / "workloads").glob("*.yaml"))
 
 
 def _documented() -> list[tuple[str, str]]:
-    out = [("docs/guide.md", c) for c in _guide_commands()]
-    for p in sorted((ROOT / "workloads").glob("*.yaml")):
+    out = [("docs/guide.md", c) for c in _guide_commands() if "--set" in c and "k=v" not in c]
+    for p in WORKLOADS:
         out += [(f"workloads/{p.name}", c) for c in _header_commands(p)]
-    return [(where, c) for where, c in out if "--set" in c and "k=v" not in c]
+    return out
 
 
 def _parse(cmd: str) -> tuple[str, str, list[str | None], list[str]]:
@@ -63,9 +67,27 @@ def test_the_documented_option_commands_are_found():
     assert any("sage_resnet50" in c and "memory_budget_mb" in c for c in cmds)
 
 
-@pytest.mark.parametrize("where,cmd", _documented())
-def test_documented_option_commands_plan(where, cmd):
-    soc, workload, schedulers, sets = _parse(cmd)
-    assert soc and workload and (ROOT / workload).exists(), cmd
-    for name in schedulers:
-        check_plan(soc, ROOT / workload, overrides=sets, scheduler=name)
+@pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.name)
+def test_every_workload_shows_how_to_run_itself(path):
+    cmds = _header_commands(path)
+    assert cmds, f"{path.name}: no 'socsim run|compare --soc ...' line in its header comment"
+    assert all(f"workloads/{path.name}" in c for c in cmds), cmds
+
+
+def _plans() -> list[tuple[str, str, str | None, tuple[str, ...]]]:
+    """The distinct (soc, workload, scheduler, --set values) the documented commands plan: a
+    workload's run and compare lines often plan the same scheduler on the same phone."""
+    out: dict[tuple, None] = {}
+    for _, cmd in _documented():
+        soc, workload, schedulers, sets = _parse(cmd)
+        assert soc and workload and (ROOT / workload).exists(), cmd
+        sets = tuple(x for x in sets if not x.startswith("batches="))  # the plan is per batch
+        for name in schedulers:
+            out[(soc, workload, name, sets)] = None
+    return list(out)
+
+
+@pytest.mark.parametrize("soc,workload,scheduler,sets", _plans(),
+                         ids=lambda v: v if isinstance(v, str) else " ".join(v) if isinstance(v, tuple) else str(v))
+def test_documented_commands_plan(soc, workload, scheduler, sets):
+    check_plan(soc, ROOT / workload, overrides=list(sets), scheduler=scheduler)
