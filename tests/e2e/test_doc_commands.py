@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+import yaml
 
 from socsim.api import check_plan
 
@@ -74,6 +75,12 @@ def test_every_workload_shows_how_to_run_itself(path):
     assert all(f"workloads/{path.name}" in c for c in cmds), cmds
 
 
+# The framework baselines a compare line sets beside a seed system plan one unit with fixed
+# cores (tests/sched/test_baselines.py); planning them again on every large workload would add
+# minutes to the suite.  They are planned here only where a command sets an option.
+BASELINES = {"mnn-fp32", "mnn-int8", "tflite-fp32", "mnn-fp32-gpu", "pytorch"}
+
+
 def _plans() -> list[tuple[str, str, str | None, tuple[str, ...]]]:
     """The distinct (soc, workload, scheduler, --set values) the documented commands plan: a
     workload's run and compare lines often plan the same scheduler on the same phone."""
@@ -82,8 +89,11 @@ def _plans() -> list[tuple[str, str, str | None, tuple[str, ...]]]:
         soc, workload, schedulers, sets = _parse(cmd)
         assert soc and workload and (ROOT / workload).exists(), cmd
         sets = tuple(x for x in sets if not x.startswith("batches="))  # the plan is per batch
+        own = yaml.safe_load((ROOT / workload).read_text())["scheduler"]["name"]
         for name in schedulers:
-            out[(soc, workload, name, sets)] = None
+            name = name or own
+            if name not in BASELINES or sets:
+                out[(soc, workload, name, sets)] = None
     return list(out)
 
 
