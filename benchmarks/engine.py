@@ -8,8 +8,12 @@ batch templates are memoised after the first batch.  Prints figures; asserts not
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import time
+
+# cold figures: cache simulations are not read from an earlier run's store (docs/performance.md)
+os.environ.setdefault("SOCSIM_CACHE", "off")
 
 import socsim
 

@@ -6,7 +6,11 @@ cycle counts), in a fresh process.  Prints figures; asserts nothing.
 """
 from __future__ import annotations
 
+import os
 import time
+
+# cold figures: cache simulations are not read from an earlier run's store (docs/performance.md)
+os.environ.setdefault("SOCSIM_CACHE", "off")
 
 
 def main() -> None:

@@ -24,6 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# cold figures: cache simulations are not read from an earlier run's store (docs/performance.md)
+os.environ.setdefault("SOCSIM_CACHE", "off")
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # run from a checkout, uninstalled
 
 from socsim.report.events import StreamRecorder

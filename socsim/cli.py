@@ -1,4 +1,4 @@
-"""``socsim``: run | op | compare | sweep | list | validate | report.
+"""``socsim``: run | op | compare | sweep | list | validate | report | cache.
 
 Exit codes: 0 success, 2 bad input (one-screen message naming file, field, value), 1 internal
 error (with its cause).  Output files are written atomically: on error nothing is left behind.
@@ -509,6 +509,28 @@ def list_cmd(what):
     """List SoCs, schedulers, models, workloads or emulated HVX instructions."""
     from socsim.report import console as c
     out_console.print(c.listing(what))
+
+
+@main.command()
+@click.argument("action", type=click.Choice(["show", "clear"]), default="show")
+def cache(action):
+    """Show or clear the store of cache-simulation results (memory profiles) kept between runs.
+
+    A run simulates every op's access stream through the caches of each core set it costs; the
+    results are kept (SOCSIM_CACHE_DIR, default ~/.cache/socsim; SOCSIM_CACHE=off turns it off)
+    so that running the same ops again skips the simulation.  Clearing only costs time.
+    """
+    from socsim.hw import profile_store
+
+    if action == "clear":
+        removed = profile_store.clear()
+        out_console.print(escape(f"removed {removed} store file(s) from {profile_store.cache_dir()}"))
+        return
+    st = profile_store.status()
+    out_console.print(escape(f"memory-profile store: {'on' if st['enabled'] else 'off (SOCSIM_CACHE)'}\n"
+                             f"  directory  {st['dir']}\n"
+                             f"  this build {st['file']} ({max(st['profiles'], 0)} profiles)\n"
+                             f"  all files  {st['bytes'] / 2**20:.1f} MiB"))
 
 
 @main.command()

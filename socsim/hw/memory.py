@@ -8,7 +8,8 @@ outermost loop are simulated until ``budget`` accesses, the per-step counts of t
 of the simulated steps (steady state, caches warm) are extrapolated to the remaining steps.
 docs/memory.md gives the sampling error against full simulation.  Results are memoised per
 (stream key, byte counts, hierarchy geometry per thread, budget; DSP: contexts, padded batch,
-VTCM): what the stream and the caches depend on, not the frequency.
+VTCM): what the stream and the caches depend on, not the frequency; and, on the same key, between
+runs (:mod:`socsim.hw.profile_store`, an on-disk store; identical results, docs/memory.md).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
+from socsim.hw import profile_store
 from socsim.hw.cache import streams as st
 from socsim.spec.soc import SocSpec
 from socsim.workload.ops import Op
@@ -163,7 +165,25 @@ def _op(kind, dtype, params, rd, wr) -> Op:
               bytes_read=rd, bytes_written=wr)
 
 
-@lru_cache(maxsize=4096)
+def _stored(compute):
+    """Memoise ``compute`` in the process (lru_cache) and across runs (socsim.hw.profile_store)."""
+    tag = compute.__name__
+
+    @lru_cache(maxsize=4096)
+    def memo(*args) -> MemProfile:
+        key = profile_store.key_of(tag, *args)
+        prof = profile_store.get(key)
+        if prof is None:
+            prof = compute(*args)
+            profile_store.put(key, prof)
+        return prof
+
+    memo.__wrapped__ = compute
+    memo.__doc__ = compute.__doc__
+    return memo
+
+
+@_stored
 def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile:
     op = _op(kind, dtype, params, rd, wr)
     threads = len(priv)
@@ -177,7 +197,7 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
                       work_items=plan.n_segments * threads)
 
 
-@lru_cache(maxsize=4096)
+@_stored
 def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, budget) -> MemProfile:
     op = _op(kind, dtype, params, rd, wr)
     plan = plan_for(op, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes, line=l2.line_bytes)
