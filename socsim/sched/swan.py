@@ -182,13 +182,16 @@ class Swan(BaseScheduler):
         run = _Scaled(graph, PYTORCH_EFFICIENCY) if pytorch else graph
         over = (("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops)),) if pytorch else ()
         profiled: list[Choice] = []
-        plans: dict[str, Plan] = {}
+        plans = {"".join(map(str, cores)): single_unit_plan(run, "cpu", cores, f"swan {''.join(map(str, cores))}",
+                                                            prep_overheads=over) for cores in sets}
+        # the cache simulation of every op on every core set, in worker processes with SOCSIM_JOBS
+        # (it does not depend on the frequencies the governor settles at; docs/memory.md)
+        ctx.prefetch(list(plans.values()))
         for cores in sets:
             name = "".join(map(str, cores))
-            plan = single_unit_plan(run, "cpu", cores, f"swan {name}", prep_overheads=over)
+            plan = plans[name]
             t, e, t_max = settled_profile(ctx, plan)
             profiled.append(Choice(name, cores, cost_key(soc, cores), t, e, t_max))
-            plans[name] = plan
         self.kept, self.pruned = prune(profiled)
         self.plans = [plans[c.name] for c in self.kept]
         self._by_label = {p.label: i for i, p in enumerate(self.plans)}
