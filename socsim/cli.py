@@ -514,11 +514,12 @@ def list_cmd(what):
 @main.command()
 @click.argument("action", type=click.Choice(["show", "clear"]), default="show")
 def cache(action):
-    """Show or clear the store of cache-simulation results (memory profiles) kept between runs.
+    """Show or clear the store of op profiles kept between runs.
 
-    A run simulates every op's access stream through the caches of each core set it costs; the
-    results are kept (SOCSIM_CACHE_DIR, default ~/.cache/socsim; SOCSIM_CACHE=off turns it off)
-    so that running the same ops again skips the simulation.  Clearing only costs time.
+    A run simulates every op's access stream through the caches of each core set it costs, and
+    times the HVX kernels of DSP ops on the emulator; the results are kept (SOCSIM_CACHE_DIR,
+    default ~/.cache/socsim; SOCSIM_CACHE=off turns it off) so that running the same ops again
+    skips that work.  Results are identical either way; clearing only costs time.
     """
     from socsim.hw import profile_store
 
@@ -527,10 +528,11 @@ def cache(action):
         out_console.print(escape(f"removed {removed} store file(s) from {profile_store.cache_dir()}"))
         return
     st = profile_store.status()
-    out_console.print(escape(f"memory-profile store: {'on' if st['enabled'] else 'off (SOCSIM_CACHE)'}\n"
-                             f"  directory  {st['dir']}\n"
-                             f"  this build {st['file']} ({max(st['profiles'], 0)} profiles)\n"
-                             f"  all files  {st['bytes'] / 2**20:.1f} MiB"))
+    lines = [f"profile store: {'on' if st['enabled'] else 'off (SOCSIM_CACHE)'}", f"  directory  {st['dir']}"]
+    for ns, f in st["files"].items():
+        lines.append(f"  {ns:<12} {f['file']} ({max(f['entries'], 0)} entries)")
+    lines.append(f"  all files  {st['bytes'] / 2**20:.1f} MiB")
+    out_console.print(escape("\n".join(lines)))
 
 
 @main.command()

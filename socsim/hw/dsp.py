@@ -28,7 +28,11 @@ a training graph the engine charges FastRPC transitions itself (socsim.hw.fastrp
 """
 from __future__ import annotations
 
+import json
+from functools import lru_cache
+
 from socsim.hw import dram as dram_mod
+from socsim.hw import profile_store
 from socsim.hw.cache.streams import op_macs
 from socsim.hw.cost import DspConfig, OpCost, UnsupportedOp
 from socsim.hw.memory import CONV_LIKE, op_memory
@@ -165,11 +169,32 @@ def _emulated_cycles(op: Op, batch: int, contexts: int) -> float | None:
             "maxpool": ("batch", "c", "h", "w", "k", "stride")}
     if op.kind not in keys or any(k not in p for k in keys[op.kind]):
         return None
+    cycles = _hvx_cycles(op.kind, tuple((k, int(p[k])) for k in keys[op.kind]))
+    return None if cycles is None else float(cycles) / contexts
+
+
+@lru_cache(maxsize=4096)
+def _hvx_cycles(kind: str, args: tuple) -> int | None:
+    """One HVX context's cycles for ``kind(**args)`` from the emulator (None: it has no kernel
+    for that shape), kept between runs in socsim.hw.profile_store (the 'hvxprofiles' file,
+    named after a digest of ``isa/``'s source)."""
+    key = profile_store.key_of(kind, args)
+    text = profile_store.get_text("hvxprofiles", key)
+    if text is not None:
+        try:
+            cycles = json.loads(text)
+            if cycles is None or isinstance(cycles, int):
+                return cycles
+        except ValueError:
+            pass
+    from isa.kernels.costing import profile_op  # noqa: PLC0415 - importable: _emulated_cycles checked
+
     try:
-        prof = profile_op(op.kind, **{k: p[k] for k in keys[op.kind]})
+        cycles = int(profile_op(kind, **dict(args)).compute_cycles)
     except (NotImplementedError, KeyError, ValueError, TypeError):
-        return None
-    return float(prof.compute_cycles) / contexts
+        cycles = None
+    profile_store.put_text("hvxprofiles", key, json.dumps(cycles))
+    return cycles
 
 
 def dsp_supports(soc: SocSpec, op: Op) -> bool:

@@ -1,14 +1,18 @@
-"""On-disk store of memory profiles, so a second run does not re-simulate the caches.
+"""On-disk store of op profiles, so a second run does not re-simulate the caches or re-time
+the HVX kernels.
 
-Nearly all of a CPU-side run's set-up is the cache simulation of every op's access stream on
-every core set a scheduler profiles (Swan: 8 core sets of MobileNet-v2, ~23 s of a 29 s run).
-The result of one simulation (:class:`socsim.hw.memory.MemProfile`) is a pure function of what
-:mod:`socsim.hw.memory` memoises it on (the op's stream key and byte counts, the cache
-geometries, the threads, the sampling budget) and of the simulator's code.  This module keeps
-those results in an SQLite file, keyed by a digest of the arguments, in a file named after a
-digest of the simulator's source, so a changed simulator never reads an old result.  A result
-read back is the one computed: every field is an int, a str or a float written with ``repr``
-(exact round trip), so summaries and traces are byte-identical with a cold or a warm store.
+Nearly all of a run's set-up is costing its ops: the cache simulation of every op's access
+stream on every core set a scheduler profiles (Swan: 8 core sets of MobileNet-v2, ~23 s of a
+29 s run), and on the DSP the HVX emulator's timing of each kernel shape.  Each result is a pure
+function of what it is memoised on in the process (a memory profile,
+:class:`socsim.hw.memory.MemProfile`: the op's stream key and byte counts, the cache
+geometries, the threads, the sampling budget; an HVX timing: the kernel's kind and shape) and of
+the code that computes it.  This module keeps those results in SQLite files, one per namespace
+('memprofiles', 'hvxprofiles'), keyed by a digest of the arguments, each file named after a
+digest of its namespace's source (:data:`NAMESPACES`), so a changed simulator or emulator never
+reads an old result.  A result read back is the one computed: every field is an int, a str or
+a float written with ``repr`` (exact round trip), so summaries and traces are byte-identical
+with a cold, a warm or no store.
 
 Where: ``$SOCSIM_CACHE_DIR``, else ``$XDG_CACHE_HOME/socsim``, else ``~/.cache/socsim``.
 ``SOCSIM_CACHE=off`` turns it off.  Any trouble with the file (unwritable directory, a
@@ -24,6 +28,7 @@ import numbers
 import os
 import sqlite3
 import threading
+from contextlib import closing
 from pathlib import Path
 
 from socsim.hw.cache.hierarchy import LevelStats
@@ -32,23 +37,50 @@ from socsim.hw.cache.hierarchy import LevelStats
 # sweep's workers) before giving up on the store for this process.
 LOCK_TIMEOUT_S = 10.0
 
+_HW = Path(__file__).resolve().parent
+_ROOT = _HW.parent.parent
+
+
+def _sources_mem() -> list[Path]:
+    """The code a memory profile depends on: the cache simulator, the stream plans, the sampler,
+    the op description (and this file's codec)."""
+    return sorted((_HW / "cache").glob("*.py")) + [_HW / "memory.py", _HW.parent / "workload" / "ops.py"]
+
+
+def _sources_hvx() -> list[Path]:
+    """The code an HVX kernel timing depends on: the emulator, its timing model and the kernels
+    (``isa/``; the key holds the kernel's kind and shape)."""
+    import isa
+
+    return sorted(Path(isa.__file__).resolve().parent.rglob("*.py"))
+
+
+# namespace -> the sources its results depend on; each namespace is a file of its own
+NAMESPACES = {"memprofiles": _sources_mem, "hvxprofiles": _sources_hvx}
+
+
+class _Db:
+    """One namespace's connection and state (unopened | open | off) in this process."""
+
+    def __init__(self) -> None:
+        self.conn: sqlite3.Connection | None = None
+        self.state = "unopened"
+        self.pid = 0          # the process that opened conn (a forked worker opens its own)
+
+
 _lock = threading.Lock()
-_conn: sqlite3.Connection | None = None
-_state = "unopened"          # unopened | open | off
-_pid = 0                     # the process that opened _conn (a forked worker opens its own)
+_dbs: dict[str, _Db] = {ns: _Db() for ns in NAMESPACES}
+_digests: dict[str, str] = {}
 
 
-def _source_digest() -> str:
-    """Digest of the code a memory profile depends on (the cache simulator, the stream plans,
-    the sampler and the op description)."""
-    here = Path(__file__).resolve().parent
-    files = sorted((here / "cache").glob("*.py")) + [here / "memory.py", here.parent / "workload" / "ops.py",
-                                                     Path(__file__).resolve()]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+def _source_digest(ns: str = "memprofiles") -> str:
+    if ns not in _digests:
+        h = hashlib.sha256()
+        for f in NAMESPACES[ns]() + [Path(__file__).resolve()]:
+            h.update(str(f.relative_to(_ROOT) if f.is_relative_to(_ROOT) else f.name).encode())
+            h.update(f.read_bytes())
+        _digests[ns] = h.hexdigest()[:16]
+    return _digests[ns]
 
 
 def cache_dir() -> Path:
@@ -63,27 +95,27 @@ def enabled() -> bool:
     return os.environ.get("SOCSIM_CACHE", "").strip().lower() not in ("off", "0", "no", "false")
 
 
-def path() -> Path:
-    """The store's file for this version of the simulator."""
-    return cache_dir() / f"memprofiles-{_source_digest()}.sqlite"
+def path(ns: str = "memprofiles") -> Path:
+    """The store's file of namespace ``ns`` for this version of its sources."""
+    return cache_dir() / f"{ns}-{_source_digest(ns)}.sqlite"
 
 
-def _open() -> sqlite3.Connection | None:
-    global _conn, _state, _pid
-    if _pid != os.getpid():
+def _open(ns: str) -> sqlite3.Connection | None:
+    db = _dbs[ns]
+    if db.pid != os.getpid():
         # a forked child must not use its parent's connection (SQLite's rule): drop it unclosed
-        _conn, _pid = None, os.getpid()
-        if _state == "open":
-            _state = "unopened"
-    if _state == "open" and _conn is not None:
-        return _conn
-    if _state == "off":
+        db.conn, db.pid = None, os.getpid()
+        if db.state == "open":
+            db.state = "unopened"
+    if db.state == "open" and db.conn is not None:
+        return db.conn
+    if db.state == "off":
         return None
     if not enabled():
-        _state = "off"
+        db.state = "off"
         return None
     try:
-        p = path()
+        p = path(ns)
         p.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(p), timeout=LOCK_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         # WAL lets readers run beside a writer; losing the last writes in a power cut only
@@ -92,35 +124,60 @@ def _open() -> sqlite3.Connection | None:
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute("CREATE TABLE IF NOT EXISTS profiles (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
     except (OSError, sqlite3.Error):
-        _state = "off"
+        db.state = "off"
         return None
-    _conn, _state = conn, "open"
+    db.conn, db.state = conn, "open"
     return conn
 
 
-def _off() -> None:
-    global _conn, _state
-    _state = "off"
-    if _conn is not None:
+def _off(ns: str) -> None:
+    db = _dbs[ns]
+    db.state = "off"
+    if db.conn is not None and db.pid == os.getpid():
         try:
-            _conn.close()
+            db.conn.close()
         except sqlite3.Error:
             pass
-    _conn = None
+    db.conn = None
 
 
 def reset() -> None:
-    """Forget the open connection (the environment or the directory changed; tests)."""
-    global _state
+    """Forget the open connections (the environment or the directory changed; tests)."""
     with _lock:
-        _off()
-        _state = "unopened"
+        for ns, db in _dbs.items():
+            _off(ns)
+            db.state = "unopened"
 
 
 def key_of(*args) -> str:
     """Digest of a memoisation key (tuples of str, int, float, bool and frozen dataclasses,
     whose ``repr`` is deterministic)."""
     return hashlib.sha256(repr(args).encode()).hexdigest()
+
+
+def get_text(ns: str, key: str) -> str | None:
+    """The text stored under ``key`` in namespace ``ns``, or None."""
+    with _lock:
+        conn = _open(ns)
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT value FROM profiles WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            _off(ns)
+            return None
+        return None if row is None else row[0]
+
+
+def put_text(ns: str, key: str, text: str) -> None:
+    with _lock:
+        conn = _open(ns)
+        if conn is None:
+            return
+        try:
+            conn.execute("INSERT OR IGNORE INTO profiles (key, value) VALUES (?, ?)", (key, text))
+        except sqlite3.Error:
+            _off(ns)
 
 
 _LEVEL_COUNTS = ("read_hits", "read_misses", "write_hits", "write_misses", "writebacks", "fills", "line_bytes")
@@ -149,54 +206,58 @@ def decode(text: str):
 
 
 def get(key: str):
-    """The stored profile for ``key``, or None."""
-    with _lock:
-        conn = _open()
-        if conn is None:
-            return None
-        try:
-            row = conn.execute("SELECT value FROM profiles WHERE key = ?", (key,)).fetchone()
-            return None if row is None else decode(row[0])
-        except (sqlite3.Error, ValueError, TypeError, KeyError):
-            _off()
-            return None
+    """The stored memory profile for ``key``, or None (an unreadable entry turns the store off)."""
+    text = get_text("memprofiles", key)
+    if text is None:
+        return None
+    try:
+        return decode(text)
+    except (ValueError, TypeError, KeyError):
+        with _lock:
+            _off("memprofiles")
+        return None
 
 
 def put(key: str, profile) -> None:
-    with _lock:
-        conn = _open()
-        if conn is None:
-            return
-        try:
-            conn.execute("INSERT OR IGNORE INTO profiles (key, value) VALUES (?, ?)", (key, encode(profile)))
-        except (sqlite3.Error, TypeError, ValueError):
-            _off()
+    try:
+        text = encode(profile)
+    except (TypeError, ValueError):
+        return
+    put_text("memprofiles", key, text)
+
+
+def _count(p: Path) -> int:
+    """Entries in a store file (0 if absent, -1 if unreadable)."""
+    if not p.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)) as c:
+            return int(c.execute("SELECT COUNT(*) FROM profiles").fetchone()[0])
+    except sqlite3.Error:
+        return -1
+
+
+def _files() -> list[Path]:
+    d = cache_dir()
+    return sorted(f for ns in NAMESPACES for f in d.glob(f"{ns}-*")) if d.is_dir() else []
 
 
 def status() -> dict:
-    """Where the store is and how much it holds (``socsim cache``)."""
-    p = path()
-    n = 0
-    if p.exists():
-        try:
-            with sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S) as c:
-                n = c.execute("SELECT COUNT(*) FROM profiles").fetchone()[0]
-        except sqlite3.Error:
-            n = -1
-    return {"enabled": enabled(), "dir": str(cache_dir()), "file": str(p), "profiles": n,
-            "bytes": sum(f.stat().st_size for f in cache_dir().glob("memprofiles-*")) if cache_dir().is_dir() else 0}
+    """Where the store is and what it holds (``socsim cache``): per namespace, this build's file
+    and its entries; the bytes of every store file, older builds' included."""
+    return {"enabled": enabled(), "dir": str(cache_dir()),
+            "files": {ns: {"file": str(path(ns)), "entries": _count(path(ns))} for ns in NAMESPACES},
+            "bytes": sum(f.stat().st_size for f in _files())}
 
 
 def clear() -> int:
-    """Delete every store file (this build's and older builds'); returns how many."""
+    """Delete every store file (this build's and older builds'); returns how many stores."""
     reset()
-    d = cache_dir()
     n = 0
-    if d.is_dir():
-        for f in sorted(d.glob("memprofiles-*")):
-            try:
-                f.unlink()
-            except OSError:
-                continue
-            n += f.suffix == ".sqlite"
+    for f in _files():
+        try:
+            f.unlink()
+        except OSError:
+            continue
+        n += f.suffix == ".sqlite"
     return n

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import socsim
-from socsim.hw import memory, profile_store
+from socsim.hw import dsp, memory, profile_store
 from socsim.spec import load_soc
 from socsim.workload.ops import Op, make_params
 
@@ -20,12 +20,16 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setenv("SOCSIM_CACHE_DIR", str(tmp_path / "store"))
     monkeypatch.delenv("SOCSIM_CACHE", raising=False)
     profile_store.reset()
-    memory._cpu_memory.cache_clear()
-    memory._dsp_memory.cache_clear()
+    _clear_memos()
     yield tmp_path / "store"
     profile_store.reset()
+    _clear_memos()
+
+
+def _clear_memos():
     memory._cpu_memory.cache_clear()
     memory._dsp_memory.cache_clear()
+    dsp._hvx_cycles.cache_clear()
 
 
 def _conv(cin=32, hw=28, batch=2):
@@ -51,7 +55,7 @@ def test_a_profile_read_back_is_the_one_computed(store, monkeypatch):
     _no_simulation(monkeypatch)
     assert memory.op_memory(op, "cpu", soc, (4, 5)) == first
     assert memory.op_memory(op, "dsp", soc, threads=2, batch=2) == dsp_first
-    assert profile_store.status()["profiles"] == 2
+    assert profile_store.status()["files"]["memprofiles"]["entries"] == 2
 
 
 def test_another_core_set_or_op_is_not_served_from_the_store(store, monkeypatch):
@@ -76,7 +80,7 @@ def test_encoding_round_trips_every_field(store):
 
 def test_a_changed_simulator_uses_another_file(store, monkeypatch):
     before = profile_store.path()
-    monkeypatch.setattr(profile_store, "_source_digest", lambda: "0123456789abcdef")
+    monkeypatch.setattr(profile_store, "_source_digest", lambda ns="memprofiles": "0123456789abcdef")
     assert profile_store.path() != before
     assert profile_store.path().name == "memprofiles-0123456789abcdef.sqlite"
 
@@ -99,10 +103,29 @@ def test_trouble_with_the_store_falls_back_to_computing(store, monkeypatch, trou
     assert profile_store.get(profile_store.key_of("x")) is None
 
 
-def test_runs_are_byte_identical_with_a_cold_a_warm_and_no_store(tmp_path):
+def test_hvx_timings_read_back_without_emulating(store, monkeypatch):
+    from isa.kernels import costing
+    shape = (("batch", 2), ("cin", 32), ("h", 8), ("w", 8), ("cout", 32), ("kh", 3), ("kw", 3), ("stride", 1),
+             ("pad", 1))
+    first = dsp._hvx_cycles("conv2d", shape)
+    assert first == costing.profile_op("conv2d", **dict(shape)).compute_cycles
+    dsp._hvx_cycles.cache_clear()
+
+    def boom(*a, **k):
+        raise AssertionError("emulated although the store holds the timing")
+    monkeypatch.setattr(costing, "profile_op", boom)
+    assert dsp._hvx_cycles("conv2d", shape) == first
+    # another shape is not in the store
+    dsp._hvx_cycles.cache_clear()
+    with pytest.raises(AssertionError, match="emulated"):
+        dsp._hvx_cycles("conv2d", shape[:1] + (("cin", 64),) + shape[2:])
+
+
+@pytest.mark.parametrize("scheduler,precision", [("swan", "fp32"), ("mandheling", "niti")])
+def test_runs_are_byte_identical_with_a_cold_a_warm_and_no_store(tmp_path, scheduler, precision):
     wl = tmp_path / "w.yaml"
     wl.write_text("name: t\nmodel: lenet\ninput: [1, 28, 28]\nnum_classes: 10\nbatch_size: 8\nbatches: 3\n"
-                  "scheduler: {name: swan}\nseed: 0\n")
+                  f"precision: {precision}\nscheduler: {{name: {scheduler}}}\nseed: 0\n")
     outs = []
     for i, env in enumerate(({"SOCSIM_CACHE_DIR": str(tmp_path / "s")}, {"SOCSIM_CACHE_DIR": str(tmp_path / "s")},
                              {"SOCSIM_CACHE": "off"})):
@@ -120,9 +143,18 @@ def test_cache_command_shows_and_clears(store):
     socsim.run("sd865", dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=4, batches=1))
     r = subprocess.run([sys.executable, "-m", "socsim.cli", "cache"], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "SOCSIM_CACHE_DIR": str(store)})
-    assert r.returncode == 0 and str(store) in r.stdout and "profiles" in r.stdout
+    assert r.returncode == 0 and str(store) in r.stdout and "entries" in r.stdout
     assert any(store.glob("memprofiles-*.sqlite"))
     r = subprocess.run([sys.executable, "-m", "socsim.cli", "cache", "clear"], capture_output=True, text=True,
                        timeout=120, env={**os.environ, "SOCSIM_CACHE_DIR": str(store)})
     assert r.returncode == 0 and "removed 1" in r.stdout
     assert not any(store.glob("memprofiles-*"))
+
+    profile_store.reset()   # this process's connection still points at the removed file
+    _clear_memos()
+    socsim.run("sd865", dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=4, batches=1,
+                             precision="niti", scheduler={"name": "mandheling"}))
+    profile_store.reset()
+    st = profile_store.status()["files"]
+    assert st["memprofiles"]["entries"] > 0 and st["hvxprofiles"]["entries"] > 0
+    assert profile_store.clear() == 2 and not any(store.iterdir())
