@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -214,10 +215,16 @@ def _check_distinct(out: str | None = None, **paths: str | None) -> None:
 
 
 class _Progress:
-    """A rich progress bar that appears only once a run has taken more than ``after_s``."""
+    """A rich progress bar that appears only once a run has taken more than ``after_s``.
 
-    def __init__(self, label: str, enabled: bool, after_s: float = 2.0, unit: str = "batches") -> None:
+    Until the first batch is done the bar says the run is planning (a scheduler profiling its
+    choices through the cost model can take a minute on a large model with a cold profile
+    store); a timer thread puts it up, so a long plan shows as planning, not as a hang."""
+
+    def __init__(self, label: str, enabled: bool, after_s: float = 2.0, unit: str = "batches",
+                 waiting: str = "planning") -> None:
         self.label = label
+        self.waiting = waiting
         # a progress bar is for a person at a terminal: piped or redirected, stderr gets nothing
         self.enabled = enabled and err_console.is_terminal
         self.after_s = after_s
@@ -225,23 +232,44 @@ class _Progress:
         self.t0 = time.perf_counter()
         self.bar = None
         self.task = None
+        self.lock = threading.Lock()
+        self.closed = False
+        self.timer = None
+        if self.enabled:
+            self.timer = threading.Timer(after_s, self._planning)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _start(self, description: str, total: int | None) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn(self.unit), TimeRemainingColumn(), console=err_console, transient=True)
+        bar.start()
+        self.task = bar.add_task(description, total=total)
+        self.bar = bar
+
+    def _planning(self) -> None:
+        with self.lock:
+            if self.bar is None and not self.closed:
+                self._start(f"{self.label}: {self.waiting}", None)
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled:
             return
-        if self.bar is None:
-            if time.perf_counter() - self.t0 < self.after_s or done >= total:
-                return
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn(self.unit), TimeRemainingColumn(), console=err_console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=total)
-        self.bar.update(self.task, completed=done)
+        with self.lock:
+            if self.bar is None:
+                if time.perf_counter() - self.t0 < self.after_s or done >= total:
+                    return
+                self._start(self.label, total)
+            self.bar.update(self.task, description=self.label, total=total, completed=done)
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+        with self.lock:
+            self.closed = True
+            if self.timer is not None:
+                self.timer.cancel()
+            if self.bar is not None:
+                self.bar.stop()
 
 
 @main.command()
@@ -439,7 +467,8 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
             seen.add(key)
             prepare(workload, overrides=dict(p.overrides), scheduler=p.scheduler, set_label="--grid",
                     scheduler_label="--schedulers")
-    prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5, unit="points")
+    prog = _Progress("sweep", enabled=not quiet and json_path != "-", after_s=0.5, unit="points",
+                     waiting="running the first point")
     try:
         rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog,
                         skip_infeasible=skip_infeasible)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -136,3 +137,29 @@ def test_bad_option_values_exit_2_naming_the_option(tmp_path, monkeypatch, args,
     assert f"field '{field}'" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wl.yaml"]
 
+
+
+def test_progress_says_planning_until_the_first_batch(monkeypatch):
+    """At a terminal, a run still planning after ``after_s`` shows that it is planning (a cold
+    Swan plan of a large model takes minutes), then the batch bar; nothing is left on close."""
+    buf = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buf, force_terminal=True, color_system=None, width=120))
+    prog = cli._Progress("w on sd865", enabled=True, after_s=0.0)
+    deadline = time.monotonic() + 10
+    while prog.bar is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert prog.bar is not None
+    assert prog.bar.tasks[0].description == "w on sd865: planning" and prog.bar.tasks[0].total is None
+    prog(3, 10)
+    assert prog.bar.tasks[0].description == "w on sd865" and prog.bar.tasks[0].completed == 3
+    prog.close()
+    assert "planning" in buf.getvalue()
+
+
+def test_progress_closed_before_its_timer_shows_nothing(monkeypatch):
+    buf = io.StringIO()
+    monkeypatch.setattr(cli, "err_console", Console(file=buf, force_terminal=True, color_system=None, width=120))
+    prog = cli._Progress("w", enabled=True, after_s=0.2)
+    prog.close()
+    time.sleep(0.4)
+    assert prog.bar is None and buf.getvalue() == ""
