@@ -29,7 +29,6 @@ a training graph the engine charges FastRPC transitions itself (socsim.hw.fastrp
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 
 from socsim.hw import dram as dram_mod
 from socsim.hw import profile_store
@@ -152,7 +151,7 @@ def analytic_hvx_cycles(op: Op, macs: int, contexts: int, threads: int, macs_per
 def _emulated_cycles(op: Op, batch: int, contexts: int) -> float | None:
     """HVX-emulator cycles (one context, data resident) split over contexts, if available."""
     try:
-        from isa.kernels.costing import profile_op  # noqa: PLC0415 - optional, built in parallel
+        import isa.kernels.costing  # noqa: F401, PLC0415 - optional, built in parallel
     except Exception:  # the emulator is optional: the analytic model stands in
         return None
     p = dict(op.p)
@@ -173,28 +172,24 @@ def _emulated_cycles(op: Op, batch: int, contexts: int) -> float | None:
     return None if cycles is None else float(cycles) / contexts
 
 
-@lru_cache(maxsize=4096)
+def _cycles_or_none(text: str) -> int | None:
+    v = json.loads(text)
+    if v is not None and not isinstance(v, int):
+        raise ValueError(f"not a cycle count: {text!r}")
+    return v
+
+
+@profile_store.memoised("hvxprofiles", decode=_cycles_or_none)
 def _hvx_cycles(kind: str, args: tuple) -> int | None:
     """One HVX context's cycles for ``kind(**args)`` from the emulator (None: it has no kernel
     for that shape), kept between runs in socsim.hw.profile_store (the 'hvxprofiles' file,
     named after a digest of ``isa/``'s source)."""
-    key = profile_store.key_of(kind, args)
-    text = profile_store.get_text("hvxprofiles", key)
-    if text is not None:
-        try:
-            cycles = json.loads(text)
-            if cycles is None or isinstance(cycles, int):
-                return cycles
-        except ValueError:
-            pass
     from isa.kernels.costing import profile_op  # noqa: PLC0415 - importable: _emulated_cycles checked
 
     try:
-        cycles = int(profile_op(kind, **dict(args)).compute_cycles)
+        return int(profile_op(kind, **dict(args)).compute_cycles)
     except (NotImplementedError, KeyError, ValueError, TypeError):
-        cycles = None
-    profile_store.put_text("hvxprofiles", key, json.dumps(cycles))
-    return cycles
+        return None
 
 
 def dsp_supports(soc: SocSpec, op: Op) -> bool:

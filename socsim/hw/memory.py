@@ -14,7 +14,6 @@ runs (:mod:`socsim.hw.profile_store`, an on-disk store; identical results, docs/
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -165,25 +164,7 @@ def _op(kind, dtype, params, rd, wr) -> Op:
               bytes_read=rd, bytes_written=wr)
 
 
-def _stored(compute):
-    """Memoise ``compute`` in the process (lru_cache) and across runs (socsim.hw.profile_store)."""
-    tag = compute.__name__
-
-    @lru_cache(maxsize=4096)
-    def memo(*args) -> MemProfile:
-        key = profile_store.key_of(tag, *args)
-        prof = profile_store.get(key)
-        if prof is None:
-            prof = compute(*args)
-            profile_store.put(key, prof)
-        return prof
-
-    memo.__wrapped__ = compute
-    memo.__doc__ = compute.__doc__
-    return memo
-
-
-@_stored
+@profile_store.memoised("memprofiles", profile_store.encode, profile_store.decode)
 def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile:
     op = _op(kind, dtype, params, rd, wr)
     threads = len(priv)
@@ -197,7 +178,7 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
                       work_items=plan.n_segments * threads)
 
 
-@_stored
+@profile_store.memoised("memprofiles", profile_store.encode, profile_store.decode)
 def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, budget) -> MemProfile:
     op = _op(kind, dtype, params, rd, wr)
     plan = plan_for(op, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes, line=l2.line_bytes)

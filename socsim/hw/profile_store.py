@@ -29,6 +29,7 @@ import os
 import sqlite3
 import threading
 from contextlib import closing
+from functools import lru_cache
 from pathlib import Path
 
 from socsim.hw.cache.hierarchy import LevelStats
@@ -205,25 +206,33 @@ def decode(text: str):
     return MemProfile(levels=levels, **d)
 
 
-def get(key: str):
-    """The stored memory profile for ``key``, or None (an unreadable entry turns the store off)."""
-    text = get_text("memprofiles", key)
-    if text is None:
-        return None
-    try:
-        return decode(text)
-    except (ValueError, TypeError, KeyError):
-        with _lock:
-            _off("memprofiles")
-        return None
+def memoised(ns: str, encode=json.dumps, decode=json.loads, maxsize: int = 4096):
+    """Decorator: memoise a pure function of hashable arguments in the process (``lru_cache``)
+    and between runs in namespace ``ns``; ``encode``/``decode`` turn a result into text and
+    back (exactly).  An entry that does not decode is computed again."""
+    def wrap(compute):
+        tag = compute.__name__
 
+        @lru_cache(maxsize=maxsize)
+        def memo(*args):
+            key = key_of(tag, *args)
+            text = get_text(ns, key)
+            if text is not None:
+                try:
+                    return decode(text)
+                except (ValueError, TypeError, KeyError):
+                    pass
+            value = compute(*args)
+            try:
+                put_text(ns, key, encode(value))
+            except (TypeError, ValueError):
+                pass
+            return value
 
-def put(key: str, profile) -> None:
-    try:
-        text = encode(profile)
-    except (TypeError, ValueError):
-        return
-    put_text("memprofiles", key, text)
+        memo.__wrapped__ = compute
+        memo.__doc__ = compute.__doc__
+        return memo
+    return wrap
 
 
 def _count(p: Path) -> int:

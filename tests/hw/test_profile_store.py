@@ -100,7 +100,7 @@ def test_trouble_with_the_store_falls_back_to_computing(store, monkeypatch, trou
     prof = memory.op_memory(_conv(), "cpu", soc, (4, 5))
     memory._cpu_memory.cache_clear()
     assert memory.op_memory(_conv(), "cpu", soc, (4, 5)) == prof
-    assert profile_store.get(profile_store.key_of("x")) is None
+    assert profile_store.get_text("memprofiles", profile_store.key_of("x")) is None
 
 
 def test_hvx_timings_read_back_without_emulating(store, monkeypatch):
