@@ -36,3 +36,9 @@ class InputError(ValueError):
 
 class ScheduleError(InputError):
     """A scheduler cannot produce a feasible plan for the given workload (bad input, exit 2)."""
+
+
+class PluginError(ScheduleError):
+    """A third-party scheduler plugin is broken: it fails to import or start, or a hook raises.
+    Bad input all the same (exit 2), but not a property of the phone or the workload: a sweep's
+    ``--skip-infeasible`` does not skip it."""

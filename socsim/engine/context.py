@@ -61,6 +61,18 @@ class PlanContext:
             g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file)
         return g
 
+    def precision_of(self, plan) -> str | None:
+        """The precision of the graph a plan's steps were taken from: of the graphs ``graph()``
+        built, the precision whose ops most of the steps are (by identity; fused, rewritten and
+        micro-batch ops belong to none); None when no step is an op of any of them."""
+        counts: dict[str, int] = {}
+        ids = {id(st.op) for st in plan.steps}
+        for (prec, _batch), g in self._graphs.items():
+            n = sum(1 for op in g.ops if id(op) in ids)
+            if n:
+                counts[prec] = counts.get(prec, 0) + n
+        return max(sorted(counts), key=counts.get) if counts else None
+
     # -- cores and operating points ----------------------------------------------------
     def cores(self, spec: str | list[int] | tuple[int, ...] | None = None, default: str = "big4",
               field: str | None = None) -> tuple[int, ...]:

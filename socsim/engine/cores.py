@@ -163,8 +163,8 @@ def check_freq_setting(soc: SocSpec, setting, field: str = "cpu.freq") -> None:
         names = [c.name for c in soc.cpu.clusters]
         for name, v in setting.items():
             if name not in names:
-                raise InputError(f"{soc.name} has CPU clusters {', '.join(names)}", field=f"{field}.{name}",
-                                 value=name)
+                raise InputError(f"no CPU cluster {name!r} on {soc.name}, whose clusters are {', '.join(names)}",
+                                 field=f"{field}.{name}", value=v)
             check_clusters_mhz(soc, [soc.cluster(name)], v, f"{field}.{name}")
         return
     check_clusters_mhz(soc, list(soc.cpu.clusters), setting, field)
@@ -176,7 +176,12 @@ def check_clusters_mhz(soc: SocSpec, clusters: list[Cluster], v, field: str) -> 
     f = float(v)
     top = max(c.max_mhz for c in clusters)
     low = min(c.min_mhz for c in clusters)
-    which = "cluster " + clusters[0].name if len(clusters) == 1 else f"any CPU cluster of {soc.name}"
+    if len(clusters) == 1:
+        which = "cluster " + clusters[0].name
+    elif len(clusters) == len(soc.cpu.clusters):
+        which = f"any CPU cluster of {soc.name}"
+    else:   # the clusters a core set spans (ctx.freqs)
+        which = f"any of the clusters {', '.join(c.name for c in clusters)} of {soc.name}"
     if f > top + 1e-6:
         raise InputError(f"above the highest operating point of {which} ({top:g} MHz)", field=field, value=v)
     if f < low - 1e-6:

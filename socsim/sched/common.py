@@ -21,9 +21,13 @@ def step_memory(graph) -> tuple[int, ...] | None:
 
 
 def single_unit_plan(graph, unit: str, cores: tuple[int, ...], label: str, **kw) -> Plan:
-    return Plan(steps=all_on(graph, unit), cpu_cores=cores, micro_batches=(graph.batch,),
-                peak_memory_bytes=int(graph.peak_memory_bytes), step_memory=step_memory(graph),
-                label=label, **kw)
+    """Every op of ``graph`` on ``unit`` (CPU ops on ``cores``), with the graph's memory and
+    batch; ``kw`` sets any other Plan field, and overrides the ones derived from the graph
+    (``micro_batches``, ``peak_memory_bytes``, ``step_memory``)."""
+    fields = dict(steps=all_on(graph, unit), cpu_cores=cores, micro_batches=(graph.batch,),
+                  peak_memory_bytes=int(graph.peak_memory_bytes), step_memory=step_memory(graph),
+                  label=label)
+    return Plan(**{**fields, **kw})
 
 
 def units_of(steps: Iterable[Step]) -> set[str]:

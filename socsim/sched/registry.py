@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from socsim.errors import InputError, ScheduleError
+from socsim.errors import InputError, PluginError, ScheduleError
 
 GROUP = "socsim.schedulers"
 #: the methods of a scheduler the engine calls (plan, then the runtime hooks)
@@ -88,6 +88,20 @@ def discover() -> dict[str, Entry]:
         except Exception as e:
             out[ep.name] = Entry(ep.name, ep.value, None, f"{type(e).__name__}: {e}", builtin=builtin)
     return dict(sorted(out.items()))
+
+
+def name_clash(entries: dict[str, Entry], name: str) -> str | None:
+    """Why plugin ``name`` cannot be selected although it loads: two plugins registering one
+    name (which of them would run is an accident of their distribution names, so neither
+    does); None when the name is the plugin's alone."""
+    entry = entries.get(name)
+    if entry is None or entry.builtin:
+        return None
+    others = [e.target for k, e in entries.items() if k.startswith(f"{name} (") and not e.builtin]
+    if not others:
+        return None
+    return (f"name registered by more than one plugin: {entry.target}, {', '.join(others)}; "
+            "uninstall one or rename its entry point")
 
 
 class _LoadError(Exception):
@@ -188,16 +202,11 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
         raise InputError(f"unknown scheduler; known: {known}", file=file, field="scheduler.name",
                          value=name)
     if entry.cls is None:
-        raise InputError(f"scheduler plugin {entry.target!r} is broken: {entry.error}", file=file,
-                         field="scheduler.name", value=name) from entry.cause
-    if not entry.builtin:
-        # two plugins registering one name: which of them would run is an accident of their
-        # distribution names, so neither does
-        others = [e.target for k, e in entries.items() if k.startswith(f"{name} (") and not e.builtin]
-        if others:
-            raise InputError(f"scheduler name registered by more than one plugin: {entry.target}, "
-                             f"{', '.join(others)}; uninstall one or rename its entry point", file=file,
-                             field="scheduler.name", value=name)
+        raise PluginError(f"scheduler plugin {entry.target!r} is broken: {entry.error}", file=file,
+                          field="scheduler.name", value=name) from entry.cause
+    clash = name_clash(entries, name)
+    if clash:
+        raise PluginError(f"scheduler {clash}", file=file, field="scheduler.name", value=name)
     _no_bool_numbers(entry.cls.Options, options or {}, name, file)
     try:
         opts = entry.cls.Options.model_validate(options or {})
@@ -212,13 +221,17 @@ def create(name: str, options: dict | None = None, *, file: str | None = None):
         field, value = _error_field(err, options or {})
         raise InputError(f"{msg} (scheduler {name!r})", file=file, field=field, value=value) from None
     try:
-        return (entry.cls if entry.builtin else guarded(entry.cls, name))(opts)
+        if entry.builtin:
+            return entry.cls(opts)
+        # what a plugin prints while it starts goes to stderr, as in its hooks (``--json -``)
+        with contextlib.redirect_stdout(sys.stderr):
+            return guarded(entry.cls, name)(opts)
     except InputError as e:
         raise type(e)(e.message, file=e.file or file, field=e.field, value=e.value, line=e.line,
                       origin=e.origin) from None
     except Exception as e:
-        raise InputError(f"scheduler plugin failed to start: {type(e).__name__}: {e}", file=file,
-                         field="scheduler.name", value=name) from None
+        raise PluginError(f"scheduler plugin failed to start: {type(e).__name__}: {e}", file=file,
+                          field="scheduler.name", value=name) from None
 
 
 def _no_bool_numbers(model: type, options: dict, name: str, file: str | None) -> None:
@@ -309,8 +322,8 @@ def _guard(hook: str, name: str, holder: list[type]):
             raise
         except BaseException as e:  # SystemExit, GeneratorExit and the like are the plugin's too
             what = f"called sys.exit({e.code!r})" if isinstance(e, SystemExit) else f"{type(e).__name__}: {e}"
-            raise ScheduleError(f"scheduler plugin {name!r} failed in {hook}(): {what}",
-                                field="scheduler.name", value=name) from e
+            raise PluginError(f"scheduler plugin {name!r} failed in {hook}(){_when(hook, args, kwargs)}: {what}",
+                              field="scheduler.name", value=name) from e
         if hook == "summary_extra":
             import json
 
@@ -335,6 +348,20 @@ def _guard(hook: str, name: str, holder: list[type]):
 
     method.__name__ = hook
     return method
+
+
+def _when(hook: str, args: tuple, kwargs: dict) -> str:
+    """" at batch B (t = T s)" for a runtime hook, from its RunContext; "" for plan() and
+    summary_extra(), which run before and after the batches."""
+    if hook in ("plan", "summary_extra"):
+        return ""
+    ctx = args[0] if args else kwargs.get("ctx")
+    batch, now = getattr(ctx, "batch", None), getattr(ctx, "now_s", None)
+    if hook in ("on_batch_start", "on_batch_end"):   # the batch the hook was called for
+        batch = args[1] if len(args) > 1 else kwargs.get("batch", batch)
+    if not isinstance(batch, int) or not isinstance(now, (int, float)):
+        return ""
+    return f" at batch {batch} (t = {now:.3f} s)"
 
 
 def _error_field(err: dict, options: dict) -> tuple[str, Any]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from socsim.errors import InputError
+from socsim.errors import InputError, PluginError
 
 
 @dataclass(frozen=True)
@@ -21,11 +21,18 @@ class Point:
     soc: str
     scheduler: str | None
     overrides: tuple[tuple[str, Any], ...]
+    # the scheduler the point runs when it names none (the grid's scheduler.name, else the
+    # workload's): shown in labels and skipped rows, never passed on to the run
+    default_scheduler: str | None = None
+
+    @property
+    def shown_scheduler(self) -> str | None:
+        return self.scheduler or self.default_scheduler
 
     @property
     def label(self) -> str:
-        sets = " ".join(f"{k}={v}" for k, v in self.overrides)
-        return f"{self.soc} {self.scheduler or ''} {sets}".strip()
+        return " ".join(str(x) for x in (self.soc, self.shown_scheduler,
+                                         *(f"{k}={v}" for k, v in self.overrides)) if x is not None and x != "")
 
 
 def _grid_values(key: str, text: str, item: str) -> list[Any]:
@@ -80,7 +87,7 @@ def _grid_overrides(grid: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
 def as_sweep_error(e: InputError) -> InputError:
     """A point's error as the sweep's options name it: a run's ``--set`` and ``--scheduler`` are
     the sweep's ``--grid`` and ``--schedulers``."""
-    names = {"--set": "--grid", "--scheduler": "--schedulers"}
+    names = {"--set": "--grid", "overrides": "--grid", "--scheduler": "--schedulers"}
     if e.origin not in names and e.field not in names:
         return e
     return type(e)(e.message, file=e.file, field=names.get(e.field, e.field), value=e.value, line=e.line,
@@ -96,8 +103,9 @@ def _run_point(args: tuple[Point, str, bool, bool]) -> dict[str, Any]:
                   deterministic=deterministic)
     except InputError as e:
         e = as_sweep_error(e)
-        if skip_infeasible:
-            return {"point": {"soc": point.soc, "scheduler": point.scheduler, "set": dict(point.overrides)},
+        # a broken plugin is broken at every point: skipping would hide it behind "infeasible"
+        if skip_infeasible and not isinstance(e, PluginError):
+            return {"point": {"soc": point.soc, "scheduler": point.shown_scheduler, "set": dict(point.overrides)},
                     "skipped": str(e)}
         # which point of the sweep failed (the same error may hold at one SoC and not another)
         raise type(e)(f"{e.message} (sweep point: {point.label})", file=e.file, field=e.field, value=e.value,
@@ -148,6 +156,13 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
         # fail fast on a bad path or value
         prepare(str(workload), overrides=dict(p.overrides), scheduler=p.scheduler, set_label="--grid",
                 scheduler_label="--schedulers")
+    if any(p.scheduler is None for p in pts):
+        try:
+            own: str | None = prepare(str(workload))[0].scheduler.name
+        except InputError:   # valid only with the grid's values: name what the grid names
+            own = None
+        pts = [p if p.scheduler else replace(p, default_scheduler=dict(p.overrides).get("scheduler.name", own))
+               for p in pts]
     work = [(p, str(workload), deterministic, skip_infeasible) for p in pts]
     if backend == "ray":
         try:

@@ -304,3 +304,17 @@ def test_a_plan_without_weight_gradients_is_short(graph):
     no_update = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.op.phase != "update"))
     frac, missing = plan_coverage(no_update, graph)
     assert frac == 0.0 and "weight-update work" in missing and ".update" in missing
+
+
+def test_ctx_freqs_names_the_clusters_the_cores_span():
+    """500 MHz is below the big cores' OPPs but not the little cluster's: the message gives the
+    range of the clusters the core set spans, not the SoC's."""
+    wl = workload_from_dict(WL)
+    ctx = PlanContext(SOC, wl, CostOracle(SOC, wl.dsp.batch_padding))
+    with pytest.raises(ValueError) as e:
+        ctx.freqs((4, 5, 6, 7), 500)
+    msg = str(e.value)
+    names = sorted({SOC.cpu.cluster_of(c).name for c in (4, 5, 6, 7)})
+    low = min(SOC.cluster(n).min_mhz for n in names)
+    assert f"any of the clusters {', '.join(names)} of sd865 ({low:g} MHz)" in msg, msg
+    assert dict(ctx.freqs((0, 1), 500))   # the little cluster runs it

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -341,6 +342,20 @@ class StateSpy(_Simple):
         return {"seen": self.seen}
 
 
+class PrintsInInit(_Simple):
+    name = "prints-in-init"
+    def __init__(self, options=None):
+        print("hello from __init__")
+        super().__init__(options)
+
+
+class OtherGraph(_Simple):
+    """precision None (the workload's), but plans on a graph of its own precision."""
+    name = "other-graph"
+    def plan(self, ctx):
+        return single_unit_plan(ctx.graph(precision="niti"), "cpu", (4, 5), "niti on the cpu")
+
+
 class SplitLater(_Simple):
     name = "split-later"
     def on_batch_end(self, ctx, batch, record):
@@ -359,7 +374,8 @@ FAULTY_EPS = {"raise-plan": "RaisePlan", "raise-hook": "RaiseHook", "raise-start
               "no-field-error": "NoFieldErr", "nan-extra": "NanExtra", "list-extra": "ListExtra",
               "made-up-cores": "MadeUpCores", "turbo-freq": "TurboFreq", "no-core-42": "NoCore42",
               "no-field-hook-error": "NoFieldHookErr", "genexit-hook": "GenExitHook", "list-cores": "ListCores",
-              "prints": "Prints", "state-spy": "StateSpy"}
+              "prints": "Prints", "state-spy": "StateSpy", "prints-in-init": "PrintsInInit",
+              "other-graph": "OtherGraph"}
 
 
 @pytest.fixture
@@ -398,7 +414,10 @@ def test_a_plugin_raising_is_an_input_error_naming_it(faulty, wl_file, name, hoo
     with pytest.raises(InputError) as e:
         socsim.run("sd865", str(wl_file), scheduler=name)
     assert e.value.field == "scheduler.name" and e.value.value == name
-    assert e.value.message == f"scheduler plugin {name!r} failed in {hook}(): {exc}"
+    # a runtime hook's failure says when: the batch and the simulated time
+    when = r" at batch \d+ \(t = \d+\.\d{3} s\)" if hook not in ("plan", "summary_extra") else ""
+    assert re.fullmatch(f"scheduler plugin {re.escape(repr(name))} failed in {hook}\\(\\){when}: {re.escape(exc)}",
+                        e.value.message), e.value.message
     r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", name, "--quiet")
     assert r.exit_code == 2, r.output
     assert f"failed in {hook}()" in r.output and name in r.output and "internal error" not in r.output
@@ -553,7 +572,7 @@ def test_debug_shows_the_plugins_own_traceback(faulty, wl_file, monkeypatch):
 
 
 @pytest.mark.parametrize("name, words", [
-    ("exit-hook", "failed in on_batch_end(): called sys.exit(3)"),
+    ("exit-hook", "failed in on_batch_end() at batch 0 (t = 0.002 s): called sys.exit(3)"),
     ("no-field-error", "scheduler plugin 'no-field-error' in plan(): cannot fit anything"),
     ("nan-extra", "summary_extra() what the summary cannot carry as JSON"),
     ("list-extra", "returned list from summary_extra(); expected a dict"),
@@ -580,6 +599,9 @@ def test_two_plugins_with_one_name_run_neither(faulty):
         and "ProtoInit" in e.value.message
     r = _run_cli("list", "schedulers")
     assert r.exit_code == 0 and "mnn-fp32" in r.output
+    # neither row reads "ok": the one that keeps the name says why it cannot be selected
+    row = next(ln for ln in r.output.splitlines() if ln.split("│")[1:2] and ln.split("│")[1].strip() == "proto-only")
+    assert "clash" in row and " ok " not in row, row
 
 
 def test_a_quoted_entry_point_value_is_named(tmp_path, monkeypatch):
@@ -624,3 +646,42 @@ def test_a_hook_inside_a_batch_reads_the_state_of_the_last_finished_batch(faulty
     for _, t, temps, soc in fg:
         last = [e for e in ends if e[1] <= t][-1]
         assert (temps, soc) == (last[2], last[3])
+
+
+def test_what_a_plugin_prints_while_it_starts_keeps_json_on_stdout_clean(faulty, wl_file):
+    r = CliRunner().invoke(main, ["run", "--soc", "sd865", str(wl_file), "--scheduler", "prints-in-init",
+                                  "--json", "-"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["scheduler"] == "prints-in-init"
+    assert "hello from __init__" in r.stderr
+
+
+def test_a_hook_failure_says_at_which_batch(faulty, wl_file):
+    with pytest.raises(InputError) as e:
+        socsim.run("sd865", str(wl_file), scheduler="raise-hook")
+    assert " at batch 1 (t = " in e.value.message   # it raises when batch 1 ends
+
+
+def test_skip_infeasible_does_not_hide_a_broken_plugin(faulty, wl_file):
+    """A plugin crash is not "this phone cannot run it": the sweep stops on it, exit 2."""
+    r = _run_cli("sweep", "--soc", "sd865,exynos9820", str(wl_file), "--schedulers", "mnn-fp32,raise-hook",
+                 "--skip-infeasible", "--quiet")
+    assert r.exit_code == 2 and "'raise-hook' failed in on_batch_end()" in r.output, r.output
+    assert "skipped" not in r.output
+
+
+def test_the_summary_carries_the_options_the_run_used(plugins):
+    wl = {**WL, "scheduler": {"name": "big-only-greedy", "options": {"max_cores": 2}}}
+    s = socsim.run("sd865", wl).summary
+    assert s["scheduler_options"]["max_cores"] == 2
+    s = socsim.run("sd865", {**WL, "scheduler": {"name": "big-only-greedy"}}).summary
+    assert s["scheduler_options"]["max_cores"] != 2
+
+
+def test_the_precision_reported_is_that_of_the_graph_the_plan_ran(faulty):
+    """A plugin without a precision of its own that plans on ctx.graph(precision="niti") trains
+    in niti: the summary says so, and notes that the workload's precision was not used."""
+    s = socsim.run("sd865", WL, scheduler="other-graph").summary
+    assert s["precision"] == "niti" and s["precision_requested"] == "fp32"
+    s = socsim.run("sd865", WL, scheduler="mnn-fp32").summary
+    assert s["precision"] == "fp32" and "precision_requested" not in s

@@ -53,10 +53,20 @@ class Continuer(BaseScheduler):
             # DSP graph (the running plan's dsp_graph is "none", and a continuation keeps it)
             steps = steps[: j + 1] + tuple(replace(st, op=replace(st.op, dtype="int8"), unit="dsp")
                                            for st in steps[j + 1:])
+        if self.mode == "too_short":   # only the steps after the one in progress
+            steps = steps[j + 1:] or steps[:1]
+        if self.mode == "not_a_plan":
+            ctx.continue_batch("cont")
+            return None
         mem = run.step_memory[:j] + (10 * MIB,) * (len(steps) - j)
+        mem = mem[:len(steps)]
         cont = replace(run, steps=steps, step_memory=mem, peak_memory_bytes=max(mem), label="cont",
                        prep_overheads=(("re-plan", 0.05),),
-                       cpu_cores=(4, 5) if self.mode == "other_cores" else run.cpu_cores)
+                       cpu_cores=(4, 5) if self.mode == "other_cores" else run.cpu_cores,
+                       dsp_graph="per_batch" if self.mode == "adds_dsp_graph" else run.dsp_graph)
+        if self.mode == "adds_dsp_graph":
+            cont = replace(cont, steps=steps[: j + 1] + tuple(replace(st, op=replace(st.op, dtype="int8"), unit="dsp")
+                                                              for st in steps[j + 1:]))
         ctx.continue_batch(cont)
         return None
 
@@ -161,6 +171,10 @@ def test_a_step_in_the_preparation_may_replace_every_step(tmp_path, base_time):
     ("wrong_prefix", "is not the running plan's"),
     ("other_cores", "cpu_cores (4, 5) differs from the running plan's"),
     ("adds_dsp", "ops on the DSP but has dsp_graph 'none'"),
+    # with a DSP graph of its own: the reason is the graph this batch did not prepare
+    ("adds_dsp_graph", "whose graph this batch did not prepare"),
+    ("too_short", "a continuation keeps the running plan's steps 0-"),
+    ("not_a_plan", "ctx.continue_batch() in on_memory_pressure() was given str, not a Plan"),
 ])
 def test_a_bad_continuation_is_the_schedulers_error(tmp_path, base_time, mode, words):
     with pytest.raises(ScheduleError) as e:
