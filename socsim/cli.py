@@ -194,9 +194,12 @@ def _check_distinct(out: str | None = None, **paths: str | None) -> None:
     if paths.get("trace") == "-" and sys.stdout.isatty():
         raise InputError("the Perfetto trace is binary: redirect stdout to a file, or give a path",
                          field="--trace", value="-")
+    def discard(path: str) -> bool:   # /dev/null: any number of outputs may be thrown away there
+        return path != "-" and os.path.realpath(path) == os.devnull
+
     for i, (fa, a) in enumerate(given):
         for fb, b in given[:i]:
-            if target(a) == target(b):
+            if target(a) == target(b) and not discard(a):
                 what = "both write to stdout" if a == "-" else "name the same file"
                 raise InputError(f"{fb} and {fa} {what}; give each output its own target", field=fa, value=a)
     if out is None:
@@ -339,7 +342,7 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
 @click.option("--stride", type=int, default=1, show_default=True)
 @click.option("--pad", type=int, default=None, help="default: same padding")
 @click.option("--dtype", type=click.Choice(["fp32", "int8"]), default=None, help="default: int8 on dsp, fp32 elsewhere")
-@click.option("--cores", default="big1", show_default=True, help="core set for --unit cpu")
+@click.option("--cores", default=None, help="core set for --unit cpu  [default: big1]")
 @click.option("--freq", default=None, help="max|mid|min (the unit's OPPs) or MHz; default: the top OPP, the training clock on the DSP")
 @click.option("--no-batch-padding", is_flag=True, help="DSP: do not pad batches as Hexagon NN does")
 @click.option("--json", "json_path", default=None, help="also write the result as JSON to this file ('-': stdout)")
@@ -364,6 +367,17 @@ def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtyp
         out_console.print(op_table(res))
 
 
+def _name_list(text: str, option: str) -> list[str]:
+    """A comma-separated list of names; an empty entry (``a,,b``, a trailing comma) or none at
+    all is an error naming ``option``, as an empty ``--grid`` value is."""
+    names = [x.strip() for x in text.split(",")]
+    if not any(names):
+        raise InputError("no names given", field=option, value=text)
+    if not all(names):
+        raise InputError("an empty name in the list (names are separated by ',')", field=option, value=text)
+    return names
+
+
 _SOC_HELP = "SoC name from soc_specs/ or a path to a spec YAML"
 _SET_HELP = ("override a workload field by dotted path; scheduler.options.* apply to every scheduler run "
              "(the file's own options only to the file's scheduler)")
@@ -382,12 +396,16 @@ _DET_HELP = "report wall_time_s as 0 (byte-identical summaries)"
 @click.option("--json", "json_path", default=None, help=_JSON_HELP)
 @click.option("--quiet", is_flag=True, help=_QUIET_HELP)
 @click.option("--deterministic", is_flag=True, help=_DET_HELP)
-def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
+@click.option("--out", "out_dir", default=None, hidden=True)   # not an option of compare: say what is
+def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic, out_dir):
     """Run WORKLOAD under several schedulers on the same SoC, side by side."""
+    if out_dir is not None:
+        raise InputError("compare writes no run directory: --json FILE keeps every run's summary; "
+                         "socsim run --out DIR --scheduler NAME writes one run's files", field="--out", value=out_dir)
     from socsim.api import compare as api_compare, dump_json
     from socsim.report.console import compare_table, notes_to_print
 
-    names = [s.strip() for s in schedulers.split(",") if s.strip()]
+    names = _name_list(schedulers, "--schedulers")
     json_path = _stdout_alias(json_path)
     _check_outputs(json=json_path)
     prog = _Progress("compare", enabled=not quiet and json_path != "-")
@@ -432,8 +450,13 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic):
               help="a point that cannot run on its phone (a DSP scheduler on a phone without a DSP, a memory "
                    "budget below what the model needs there, ...) is listed as skipped, with why, instead of "
                    "stopping the sweep (exit 2 only when no point can run)")
-def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic, skip_infeasible):
+@click.option("--set", "sets", multiple=True, hidden=True)   # not an option of sweep: say what is
+def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic, skip_infeasible, sets):
     """Run WORKLOAD over SoCs x schedulers x --grid values (process pool, or Ray)."""
+    if sets:
+        key = sets[0].split("=", 1)[0]
+        raise InputError(f"sweep has no --set: --grid {sets[0]} (one value) sets {key!r} for every point",
+                         field="--set", value=sets[0])
     from socsim.api import dump_json, prepare
     from socsim.report.console import sweep_table
     from socsim.spec import load_soc
@@ -448,12 +471,8 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
             # not "pip install socsim": an unrelated project owns that name on PyPI
             raise InputError('Ray is not installed; install socsim\'s ray extra from the socsim checkout: '
                              'pip install -e ".[ray]"', field="--backend", value="ray")
-    socs = [s.strip() for s in soc.split(",") if s.strip()]
-    if not socs:
-        raise InputError("no SoC given", field="--soc", value=soc)
-    scheds = [s.strip() for s in schedulers.split(",") if s.strip()] if schedulers else None
-    if schedulers is not None and not scheds:
-        raise InputError("no schedulers given", field="--schedulers", value=schedulers)
+    socs = _name_list(soc, "--soc")
+    scheds = _name_list(schedulers, "--schedulers") if schedulers is not None else None
     grid_values = parse_grid(list(grid))
     json_path = _stdout_alias(json_path)
     _check_outputs(json=json_path)
@@ -559,7 +578,8 @@ def cache(action):
     st = profile_store.status()
     lines = [f"profile store: {'on' if st['enabled'] else 'off (SOCSIM_CACHE)'}", f"  directory  {st['dir']}"]
     for ns, f in st["files"].items():
-        lines.append(f"  {ns:<12} {f['file']} ({max(f['entries'], 0)} entries)")
+        held = f"{max(f['entries'], 0)} entries" if f["exists"] else "not written yet: the next run that needs it will"
+        lines.append(f"  {ns:<12} {f['file']} ({held})")
     lines.append(f"  all files  {st['bytes'] / 2**20:.1f} MiB")
     out_console.print(escape("\n".join(lines)))
 
@@ -603,8 +623,11 @@ def validate(file, soc, scheduler, sets):
     if not sets and scheduler is None:
         load_workload(file)   # errors of the file alone, before its scheduler's
     # the scheduler and its options (errors with the line of the option, or naming --set)
-    wl, _, _, _ = prepare(file, overrides=list(sets), scheduler=scheduler)
-    g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision, file)
+    wl, wl_file, _, origins = prepare(file, overrides=list(sets), scheduler=scheduler)
+    try:
+        g = build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision, wl_file)
+    except InputError as e:   # a model error names the field: give its line, as a run does
+        raise origins.locate(e) from None
     msg = (f"ok: workload {wl.name}: {wl.model} {wl.input} batch {wl.batch_size}, "
            f"{wl.total_batches} batches, {wl.precision}, scheduler {wl.scheduler.name}; "
            f"{len(g.ops)} ops per batch, {g.total_macs / 1e9:.2f} G MACs")
@@ -613,7 +636,7 @@ def validate(file, soc, scheduler, sets):
         info = check_plan(soc, file, overrides=list(sets), scheduler=scheduler)
         ops = info["ops"]
         msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, cpu {ops['cpu']} / dsp {ops['dsp']} / "
-                f"gpu {ops['gpu']} ops, cores {info['cpu_cores']}")
+                f"gpu {ops['gpu']} steps (a split op runs one step per part), cores {info['cpu_cores']}")
         if info["short_plan"]:
             err_console.print(escape(f"warning: {info['short_plan']}"), soft_wrap=True)
     out_console.print(escape(msg))

@@ -85,6 +85,9 @@ class RunStats:
     # the least share of the training step's work a plan in force ran, phase by phase (1.0:
     # every plan ran every op), and what the first plan short of it left out (plan_coverage)
     work_fraction: float = 1.0
+    # precisions of the graphs the plans in force were taken from, in the order first run
+    # (PlanContext.precision_of; a plugin may plan on ctx.graph(precision=...) of its own)
+    plan_precisions: list = field(default_factory=list)
     short_plan: str | None = None
 
 
@@ -155,6 +158,9 @@ class Engine:
                 resolve_cores(soc, load.cores, field=f"{fld}.cores")
             except InputError as e:
                 raise InputError(e.message, file=file, field=e.field, value=e.value) from None
+            if load.memory_gbs > soc.dram.bandwidth_gbs:   # more than the phone's DRAM can move
+                raise InputError(f"above the DRAM bandwidth of {soc.name} ({soc.dram.bandwidth_gbs:g} GB/s)",
+                                 file=file, field=f"{fld}.memory_gbs", value=load.memory_gbs)
         self.acct = Accounting(soc, workload, self.walker, self.stats, self.recorder, self.rctx,
                                self._thermal_trip)
 
@@ -436,6 +442,9 @@ class Engine:
         if self._covered.get(id(plan)) is plan:
             return
         self._covered[id(plan)] = plan
+        prec = self.pctx.precision_of(plan)
+        if prec is not None and prec not in self.stats.plan_precisions:
+            self.stats.plan_precisions.append(prec)
         frac, missing = plan_coverage(plan, self.pctx.graph())
         if frac < self.stats.work_fraction:
             self.stats.work_fraction = frac
@@ -666,16 +675,18 @@ class Engine:
         the running plan's, on the same cores at the same operating point."""
         check_plan(c, self.soc, scheduler=self.scheduler_name, hook=f"ctx.continue_batch() in {hook}",
                    batch_size=self.workload.batch_size)
+        if c.count("dsp") and not running.count("dsp"):
+            raise self._continuation_error(hook, "it runs ops on the DSP, whose graph this batch did not prepare "
+                                                 "(the running plan has no DSP steps)")
         for f in ("cpu_cores", "cpu_freq_mhz", "governor", "dsp_graph", "shared_buffers"):
             if getattr(c, f) != getattr(running, f):
                 raise self._continuation_error(
                     hook, f"its {f} {getattr(c, f)!r} differs from the running plan's {getattr(running, f)!r}; "
-                          "a batch keeps its cores and operating point")
+                          "a batch keeps its cores, operating point and DSP graph")
         if len(c.steps) <= step:
-            raise self._continuation_error(hook, f"it has {len(c.steps)} steps; step {step} is in progress")
-        if c.count("dsp") and not running.count("dsp"):
-            raise self._continuation_error(hook, "it runs ops on the DSP, whose graph this batch did not prepare "
-                                                 "(the running plan has no DSP steps)")
+            raise self._continuation_error(
+                hook, f"it has {len(c.steps)} steps, but step {step} of the running plan is in progress; a "
+                      f"continuation keeps the running plan's steps 0-{step} and replaces only those after them")
         for k in range(step + 1):
             x, y = c.steps[k], running.steps[k]
             if x is not y and (x.unit != y.unit or (x.op is not y.op and x.op != y.op)):
@@ -753,7 +764,8 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
         return ScheduleError(msg, field=field, value=scheduler if value is None else value)
 
     if not isinstance(plan, Plan):
-        raise fail(f"{src} returned {type(plan).__name__}, not a Plan")
+        verb = "was given" if src.startswith("ctx.continue_batch()") else "returned"
+        raise fail(f"{src} {verb} {type(plan).__name__}, not a Plan")
     try:
         steps = tuple(plan.steps)
     except TypeError:

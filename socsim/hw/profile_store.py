@@ -255,7 +255,8 @@ def status() -> dict:
     """Where the store is and what it holds (``socsim cache``): per namespace, this build's file
     and its entries; the bytes of every store file, older builds' included."""
     return {"enabled": enabled(), "dir": str(cache_dir()),
-            "files": {ns: {"file": str(path(ns)), "entries": _count(path(ns))} for ns in NAMESPACES},
+            "files": {ns: {"file": str(path(ns)), "exists": path(ns).exists(), "entries": _count(path(ns))}
+                      for ns in NAMESPACES},
             "bytes": sum(f.stat().st_size for f in _files())}
 
 

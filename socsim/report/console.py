@@ -82,7 +82,8 @@ def notes(s: dict[str, Any]) -> list[str]:
     """The console notes on a finished run: a workload precision the scheduler does not train
     in, a memory budget it did not keep to, a time budget it did not keep to, a plan that left
     part of the training step out."""
-    return [n for n in (precision_note(s), memory_budget_note(s), time_budget_note(s), coverage_note(s)) if n]
+    unused = [f"note: {u}" for u in (s.get("engine") or {}).get("unused_settings", [])]
+    return [n for n in (precision_note(s), memory_budget_note(s), time_budget_note(s), coverage_note(s)) if n] + unused
 
 
 def notes_to_print(s: dict[str, Any], quiet: bool) -> list[str]:
@@ -258,11 +259,14 @@ def listing(what: str) -> Table:
                       ", ".join(s.phones))
         return t
     if what == "schedulers":
-        from socsim.sched.registry import discover
+        from socsim.sched.registry import discover, name_clash
         t = Table("name", "status", "description / error", "target")
-        for name, e in discover().items():
-            t.add_row(escape(name), "ok" if e.cls else "[red]broken[/]",
-                      escape(str(e.description if e.cls else e.error)), escape(e.target))
+        entries = discover()
+        for name, e in entries.items():
+            clash = name_clash(entries, name) if e.cls else None
+            status = "ok" if e.cls and not clash else ("[red]clash[/]" if clash else "[red]broken[/]")
+            t.add_row(escape(name), status, escape(str(clash or (e.description if e.cls else e.error))),
+                      escape(e.target))
         return t
     if what == "models":
         from socsim.workload.zoo import list_models

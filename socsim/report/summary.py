@@ -38,6 +38,36 @@ def budget_in_force_mb(budget_mb: Any, sim_time_s: float) -> float | None:
     return min(held) if held else None
 
 
+def scheduler_options(scheduler) -> dict[str, Any]:
+    """The scheduler's validated options, defaults included, as JSON values (so two runs with
+    different options can be told apart from their summaries); {} for options the summary
+    cannot carry as JSON."""
+    import json
+
+    opts = getattr(scheduler, "options", None)
+    if opts is None or not hasattr(opts, "model_dump"):
+        return {}
+    try:
+        data = opts.model_dump(mode="json")
+        json.dumps(data, allow_nan=False)
+    except Exception:   # a plugin's option type pydantic cannot serialise
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def unused_freq(workload, plan) -> str | None:
+    """Why the workload's ``cpu.freq`` did not set the clock, when it is not the default "max"
+    and no governor that reads it ran (only ``userspace`` does; socsim.engine.dvfs), else None."""
+    freq = workload.cpu.freq
+    if freq == "max" or "freq" not in workload.cpu.model_fields_set:
+        return None
+    gov = (getattr(plan, "governor", None) if plan is not None else None) or workload.cpu.governor
+    if gov == "userspace" or (plan is not None and plan.cpu_freq_mhz):
+        return None
+    return (f"cpu.freq {freq!r} had no effect: the {gov} governor sets the clock (only cpu.governor: "
+            "userspace runs at cpu.freq)")
+
+
 def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool = False) -> dict[str, Any]:
     n = max(stats.batches, 1)
     total_j = sum(stats.rail_energy_j.values())
@@ -46,6 +76,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "soc": soc.name,
         "workload": workload.name,
         "scheduler": getattr(scheduler, "name", type(scheduler).__name__),
+        "scheduler_options": scheduler_options(scheduler),
         "model": workload.model,
         "precision": run_precision(scheduler, workload),
         "batch_size": workload.batch_size,
@@ -109,11 +140,22 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "wall_time_s": 0.0 if deterministic else round(engine.wall_time_s, 3),
         "socsim_version": __version__,
     }
-    if "precision" in workload.model_fields_set and workload.precision != summary["precision"]:
+    own_graph = not any(p != summary["precision"] for p in stats.plan_precisions)
+    if not own_graph:
+        # the scheduler planned on a graph of another precision (ctx.graph(precision=...)):
+        # report the one its plans trained in, and every one when they differed
+        summary["precision"] = stats.plan_precisions[0]
+        if len(stats.plan_precisions) > 1:
+            summary["precisions"] = list(stats.plan_precisions)
+    if (("precision" in workload.model_fields_set or not own_graph)
+            and workload.precision != summary["precision"]):
         # the workload asked for a precision the scheduler does not train in (its own is fixed)
         summary["precision_requested"] = workload.precision
     if stats.short_plan:
         summary["engine"]["short_plan"] = stats.short_plan
+    unused = unused_freq(workload, plan)
+    if unused:
+        summary["engine"]["unused_settings"] = [unused]
     loads = workload.environment.foreground_loads
     if loads:
         summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)

@@ -151,7 +151,7 @@ class Mandheling(BaseScheduler):
         """Place ``ops`` (one rescale variant of the batch) and wrap them as a Plan."""
         o = self.options
         sw = switch_costs(ctx, ops)
-        freq: str | dict = "max"
+        freq: str | float | dict = "max"
         seen: list = []
         # "frequency left to the OS DVFS": profile the CPU at the operating point the governor
         # settles at for this placement, iterating placement <-> frequency to a fixed point
@@ -214,7 +214,7 @@ class Mandheling(BaseScheduler):
             "regions_reprepared_per_batch": len(evicted),
             "reprepare_s_per_batch": round(sum(d for _, d in prep), 6),
             "predicted_op_time_s": round(predicted, 6),
-            "cpu_freq_profiled": freq if isinstance(freq, str) else dict(freq),
+            "cpu_freq_profiled": dict(freq) if isinstance(freq, dict) else freq,
             "cpu_placed": sorted({it.op.kind for it, u in zip(items, units) if u == "cpu"}),
         }
         return plan

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from socsim.errors import InputError
-from socsim.spec.loader import Origins, load_yaml, validate, validation_to_input_error
+from socsim.spec.loader import Origins, load_yaml, require_mapping, validate, validation_to_input_error
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
@@ -189,7 +189,7 @@ def _scheduler_name(data: Any) -> Any:
 
 
 def prepare_workload_data(data: dict, overrides: list[str] | dict[str, Any] | None = None,
-                          scheduler: str | None = None, *, set_label: str = "--set",
+                          scheduler: str | None = None, *, set_label: str | None = None,
                           scheduler_label: str = "--scheduler") -> tuple[dict, dict[tuple, str]]:
     """Apply ``--set`` overrides and a ``--scheduler`` choice to a workload mapping.
 
@@ -199,8 +199,14 @@ def prepare_workload_data(data: dict, overrides: list[str] | dict[str, Any] | No
     ``--set scheduler.options.k=v`` always apply to the scheduler that runs.  Returns the data and
     {path: option that set it} for the overridden paths (their errors say "from --set").
     """
+    # what errors call the overrides: the command line's "--set KEY=VALUE" strings, or the
+    # Python API's ``overrides={...}`` mapping
+    set_label = set_label or ("overrides" if isinstance(overrides, dict) else "--set")
     items = _items(overrides)
     labels: dict[str, str] = {}
+    if scheduler is not None and not scheduler.strip():
+        raise InputError("empty scheduler name; 'socsim list schedulers' lists them", field=scheduler_label,
+                         value=scheduler)
     if scheduler:
         # ``base+top`` (mandheling+min-energy): scheduler ``top`` composed on ``base``, i.e.
         # scheduler.options.base = {name: base}; set before the overrides, which may refine it
@@ -338,8 +344,7 @@ def load_workload_located(path: str | Path, overrides: list[str] | dict | None =
     """:func:`load_workload`, plus where each field came from (file line or ``--set``)."""
     path = str(path)
     data, lines = load_yaml(path)
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping at the top level", file=path, line=1)
+    require_mapping(data, path)
     if looks_like_soc_spec(data):
         raise InputError("this file looks like a SoC spec (it has 'cpu:' and 'thermal:'), not a workload; give it "
                          "to --soc, and a workload YAML (socsim list workloads) as the argument", file=path,

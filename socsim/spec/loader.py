@@ -32,12 +32,19 @@ class _Lines:
 
 
 MAX_DEPTH = 64  # no socsim file nests deeper; a recursive alias would nest forever
+# values one file may hold once its aliases are expanded: the built-in files hold a few hundred,
+# and aliases of aliases grow exponentially ("billion laughs": 8 lines, 10^8 values)
+MAX_VALUES = 200_000
 
 
 def _construct(node: yaml.Node, path: tuple, lines: _Lines, loader: yaml.SafeLoader,
                depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise InputError(f"nesting deeper than {MAX_DEPTH} levels (a recursive alias?)",
+                         field=".".join(map(str, path[:8])) or None, line=node.start_mark.line + 1)
+    if len(lines.lines) >= MAX_VALUES and path not in lines.lines:
+        raise InputError(f"more than {MAX_VALUES:,} values once its aliases are expanded (aliases of "
+                         "aliases grow exponentially); a workload or SoC spec holds a few hundred",
                          field=".".join(map(str, path[:8])) or None, line=node.start_mark.line + 1)
     lines.lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
@@ -103,6 +110,8 @@ def parse_yaml(text: str, name: str = "<string>") -> tuple[Any, _Lines]:
     except InputError as e:
         e.file = name
         raise InputError(e.message, file=name, field=e.field, line=e.line) from None
+    except RecursionError:   # PyYAML's parser recurses per level, before our depth check sees it
+        raise InputError(f"malformed YAML: nesting far deeper than {MAX_DEPTH} levels", file=name) from None
     return data, lines
 
 
@@ -183,12 +192,19 @@ def parse_field(field: str) -> tuple | None:
     return tuple(out)
 
 
+def require_mapping(data: Any, file: str) -> None:
+    """An InputError unless a file's top level is a mapping (what it is instead, in words)."""
+    if not isinstance(data, dict):
+        what = "an empty file" if data is None else \
+            {list: "a list", str: "a single string"}.get(type(data), f"a single value ({data!r})")
+        raise InputError(f"expected a mapping of fields (key: value lines) at the top level, got {what}",
+                         file=file, line=1)
+
+
 def validate(model: type[M], data: Any, file: str, lines: _Lines | None = None,
              prefix: tuple = (), origins: Origins | None = None) -> M:
     """Validate ``data`` against ``model``; the first error becomes an InputError."""
-    if not isinstance(data, dict):
-        raise InputError(f"expected a mapping at the top level, got {type(data).__name__}",
-                         file=file, line=1)
+    require_mapping(data, file)
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -235,6 +251,13 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
                               lines: _Lines | None, prefix: tuple = (),
                               origins: Origins | None = None) -> InputError:
     errors = e.errors()
+    # a required key missing beside an unknown one in the same mapping is most likely that key
+    # misspelt (Batch_Size for batch_size): report the unknown key, which says what to fix
+    if errors[0]["type"] == "missing":
+        parent = tuple(errors[0]["loc"][:-1])
+        extra = [x for x in errors if x["type"] == "extra_forbidden" and tuple(x["loc"][:-1]) == parent]
+        if extra:
+            errors = extra + [x for x in errors if x not in extra]
     err, loc = errors[0], _clean_loc(errors[0], data)
     # A value that fits no member of a union (``memory_budget_mb: float | list[...]``) gives one
     # error per member; the deepest one inside the same field names what is actually wrong (the
@@ -246,6 +269,12 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
     kind = err["type"]
     if kind == "extra_forbidden":
         msg = "unknown key"
+        missing = [str(x["loc"][-1]) for x in errors if x["type"] == "missing"
+                   and tuple(x["loc"][:-1]) == tuple(err["loc"][:-1])]
+        import difflib
+        close = difflib.get_close_matches(str(err["loc"][-1]).lower(), missing, n=1, cutoff=0.6)
+        if close:
+            msg = f"unknown key (did you mean {close[0]!r}? it is required and not given)"
     elif kind == "missing":
         msg = "required field is missing"
     else:
@@ -258,6 +287,8 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
             msg = f"empty value; {msg}"
     field = ".".join(str(x) for x in prefix + loc) or "(top level)"
     value = None if kind == "missing" else _value_at(data, loc)
+    if value is None and kind != "missing" and _has_path(data, loc) and not msg.startswith("empty value"):
+        msg = f"empty value (null); {msg}"   # `key:` or `key: null` in the YAML: the error shows no value
     origin = origins.origin(loc) if origins is not None else None
     if origin:
         return InputError(msg, file=file, field=field, value=value, origin=origin)

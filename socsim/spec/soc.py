@@ -26,6 +26,9 @@ def check_opps(v: list[Opp]) -> list[Opp]:
     freqs = [o.freq_mhz for o in v]
     if freqs != sorted(freqs) or len(set(freqs)) != len(freqs):
         raise ValueError(f"OPPs must be strictly increasing in frequency, got {freqs}")
+    volts = [o.voltage_mv for o in v]
+    if volts != sorted(volts):   # a faster clock never runs at a lower voltage (a typo in a table)
+        raise ValueError(f"OPP voltages must not fall as frequency rises, got {volts} mV at {freqs} MHz")
     return v
 
 
@@ -157,12 +160,15 @@ class Dsp(_OppRange, Sourced):
     """Hexagon compute DSP (cDSP) with HVX vector contexts."""
 
     name: str
-    hvx_arch: str
+    # Hexagon versions with HVX (Qualcomm Hexagon SDK); the emulator implements V66's instructions
+    hvx_arch: Literal["v60", "v62", "v65", "v66", "v68", "v69", "v73", "v75", "v79"]
     opps: list[Opp] = Field(min_length=1)
     training_clock_mhz: PositiveFloat = Field(description="clock the seed systems trained at")
     hardware_threads: PositiveInt
     hvx_contexts: PositiveInt
-    vector_bytes: PositiveInt = 128
+    # HVX's 128-byte vector mode, the one the emulator (isa/hvx) implements and every shipped
+    # spec's Hexagon runs; the 64-byte mode of early parts is not modelled
+    vector_bytes: Literal[128] = 128
     int8_macs_per_cycle_per_context: PositiveInt = 128
     l2: CacheLevel
     vtcm_kb: PositiveFloat

@@ -46,8 +46,14 @@ class WorkloadBlock(StrictModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_bool_numbers(cls, v: Any, info: ValidationInfo) -> Any:
-        if _bool_for_number(cls.model_fields[info.field_name].annotation, v):
+        ann = cls.model_fields[info.field_name].annotation
+        if _bool_for_number(ann, v):
             raise ValueError("expected a number, got true/false")
+        if isinstance(v, str):   # pydantic would read "32" as 32: the guide's "numbers only"
+            members = _members(ann)
+            if {int, float} & set(members) and str not in members and not any(get_origin(m) is Literal
+                                                                               for m in members):
+                raise ValueError("expected a number, got a string (quoted in the YAML?)")
         return v
 
 
@@ -145,6 +151,14 @@ class Environment(WorkloadBlock):
     def _budget(cls, v):
         if isinstance(v, (int, float)) and v <= 0:
             raise ValueError(f"memory budget must be positive, got {v}")
+        if isinstance(v, list):
+            if not v:
+                raise ValueError("a budget profile needs at least one step {at_s, mb} (null: no budget)")
+            for i in range(1, len(v)):
+                # (two steps at one time are a budget dropping twice at once: each is delivered)
+                if v[i].at_s < v[i - 1].at_s:
+                    raise ValueError(f"the profile's steps must come in order of time: step {i} (at_s "
+                                     f"{v[i].at_s:g}) comes before step {i - 1} (at_s {v[i - 1].at_s:g})")
         return v
 
     @property

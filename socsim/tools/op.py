@@ -101,7 +101,8 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
         kdim = dims[0]
         n = dims[1] if len(dims) == 2 else (out_channels or kdim)
         m = batch
-        return Op("gemm", "gemm", "forward", "op", dtype, make_params(m=m, k=kdim, n=n), macs=m * kdim * n,
+        return Op("gemm", "gemm", "forward", "op", dtype, make_params(batch=batch, count=1, m=m, k=kdim, n=n),
+                  macs=m * kdim * n,
                   bytes_read=(m * kdim + kdim * n) * esize, bytes_written=m * n * (4 if dtype == "int8" else esize),
                   weight_bytes=kdim * n * esize, out_bytes=m * n * esize)
     if kind in ELEMENTWISE:
@@ -117,7 +118,7 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
 
 def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: str = "64x32x32",
             out_channels: int | None = None, kernel: int = 3, stride: int = 1, pad: int | None = None,
-            dtype: str | None = None, cores: str = "big1", freq: str | float | None = None,
+            dtype: str | None = None, cores: str | None = None, freq: str | float | None = None,
             batch_padding: bool = True) -> dict[str, Any]:
     """Time one op on ``unit`` of ``soc_name``.
 
@@ -127,6 +128,10 @@ def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: st
     cores span (an error only when no such cluster can run it).  Default (None): the top OPP, on
     the DSP the SoC's training clock (``dsp.training_clock_mhz``, what a workload's DSP runs at)."""
     soc = load_soc(soc_name)
+    if cores is not None and unit != "cpu":   # the DSP and the GPU have no core sets
+        raise InputError(f"--cores chooses CPU cores; it does not apply to --unit {unit}", field="--cores",
+                         value=cores)
+    cores = "big1" if cores is None else cores
     dtype = dtype or ("int8" if unit == "dsp" else "fp32")
     op = make_op(kind, batch, in_shape, out_channels, kernel, stride, pad, dtype)
     # the op's tensors must fit the phone's memory, as a run's plan must (socsim.engine.sim)

@@ -75,3 +75,17 @@ def test_zero_pad_is_fine():
 def test_an_op_larger_than_the_phones_memory_is_an_input_error():
     r = invoke("op", "--soc", "sd865", "conv2d", "--batch", "100000000")
     assert r.exit_code == 2 and "more than the 8 GiB DRAM of sd865" in r.output and "--batch" in r.output
+
+
+@pytest.mark.parametrize("unit", ["cpu", "dsp", "gpu"])
+def test_gemm_times_on_every_unit(unit):
+    """gemm from `socsim op` carries the shape fields a model's linear layer has (batch, count)."""
+    r, res = _op("--unit", unit, "gemm", "--in", "512", "--batch", "32", "--dtype", "int8" if unit == "dsp" else "fp32")
+    assert r.exit_code == 0, r.output
+    assert res["time_s"] > 0
+
+
+@pytest.mark.parametrize("unit", ["dsp", "gpu"])
+def test_cores_off_the_cpu_is_exit_2(unit):
+    r, _ = _op("--unit", unit, "conv2d", "--cores", "little4")
+    assert r.exit_code == 2 and "--cores" in r.output and f"--unit {unit}" in r.output, r.output

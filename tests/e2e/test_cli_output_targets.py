@@ -34,6 +34,12 @@ def test_two_outputs_on_one_target_exit_2(tmp_path, monkeypatch, args, field):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["wl.yaml"]   # nothing written
 
 
+def test_both_outputs_may_be_thrown_away_in_dev_null(tmp_path):
+    wl = write_workload(tmp_path)
+    r = invoke("run", "--soc", "sd865", str(wl), "--json", "/dev/null", "--trace", "/dev/null", "--quiet")
+    assert r.exit_code == 0, r.output
+
+
 def test_json_file_inside_out_dir_is_fine(tmp_path):
     wl = write_workload(tmp_path)
     r = invoke("run", "--soc", "sd865", str(wl), "--out", str(tmp_path / "o"), "--json",

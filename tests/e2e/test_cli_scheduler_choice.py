@@ -153,3 +153,23 @@ def test_run_takes_a_composition_as_its_scheduler(tmp_path):
     assert r.exit_code == 0, r.output
     info = json.loads(r.stdout)["scheduler_info"]
     assert info["mode"] == "compose" and info["base"] == "mnn-fp32"
+
+
+@pytest.mark.parametrize("args, option", [
+    (["run", "--soc", "sd865", "quickstart", "--scheduler", ""], "--scheduler"),
+    (["compare", "--soc", "sd865", "quickstart", "--schedulers", "mnn-fp32,,pytorch"], "--schedulers"),
+    (["compare", "--soc", "sd865", "quickstart", "--schedulers", "mnn-fp32,"], "--schedulers"),
+    (["sweep", "--soc", "sd865,,sd888", "quickstart"], "--soc"),
+])
+def test_an_empty_name_is_exit_2_not_dropped(args, option):
+    r = invoke(*args, "--quiet")
+    assert r.exit_code == 2 and f"field '{option}'" in r.output, r.output
+
+
+@pytest.mark.parametrize("args, words", [
+    (["sweep", "--soc", "sd865", "quickstart", "--set", "batches=2"], "--grid batches=2"),
+    (["compare", "--soc", "sd865", "quickstart", "--schedulers", "mnn-fp32", "--out", "d"], "socsim run --out"),
+])
+def test_an_option_of_another_command_says_which_to_use(args, words):
+    r = invoke(*args, "--quiet")
+    assert r.exit_code == 2 and words in r.output, r.output

@@ -149,6 +149,9 @@ def test_cache_command_shows_and_clears(store):
                        timeout=120, env={**os.environ, "SOCSIM_CACHE_DIR": str(store)})
     assert r.returncode == 0 and "removed 1" in r.stdout
     assert not any(store.glob("memprofiles-*"))
+    r = subprocess.run([sys.executable, "-m", "socsim.cli", "cache"], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "SOCSIM_CACHE_DIR": str(store)})
+    assert r.returncode == 0 and "entries" not in r.stdout and "not written yet" in r.stdout   # no stale file
 
     profile_store.reset()   # this process's connection still points at the removed file
     _clear_memos()

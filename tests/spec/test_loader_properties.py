@@ -237,3 +237,20 @@ def test_control_character_error_has_line():
     with pytest.raises(InputError) as ei:
         parse_yaml("name: x\nmodel: \x00\n", "w.yaml")
     assert ei.value.line == 2
+
+
+def test_aliases_of_aliases_are_refused_before_they_expand():
+    """"Billion laughs": 9 lines that expand to 10^8 values; refused at the cap, not after
+    minutes and gigabytes."""
+    text = "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9))
+    with pytest.raises(InputError) as ei:
+        parse_yaml(text, "w.yaml")
+    assert "once its aliases are expanded" in ei.value.message and ei.value.line is not None
+
+
+@pytest.mark.parametrize("depth", [1000, 5000])
+def test_nesting_too_deep_for_the_parser_is_input_error(depth):
+    with pytest.raises(InputError) as ei:
+        parse_yaml("input: " + "[" * depth + "1" + "]" * depth + "\n", "w.yaml")
+    assert "nesting" in ei.value.message and ei.value.file == "w.yaml"

@@ -35,6 +35,9 @@ def _spec(tmp_path, old: str, new: str):
     ("- name: mid", "- name: middle", r"cpu\.clusters\.1\.name", "'middle' (rail cpu.middle) is in no"),
     ("  thermal_node: battery", "  thermal_node: nowhere", r"battery\.thermal_node", "'nowhere' is no thermal node"),
     ("leakage_mw_per_core: 6.0", "leakage_mw_per_core: .inf", r"cpu\.clusters\.0\.leakage_mw_per_core", "finite"),
+    ("{freq_mhz: 300.0, voltage_mv: 584.0}", "{freq_mhz: 300.0, voltage_mv: 5840.0}", r"cpu\.clusters\.0\.opps",
+     "voltages must not fall"),
+    ("hvx_arch: v66", "hvx_arch: v99", r"dsp\.hvx_arch", "'v66'"),
 ])
 def test_inconsistent_specs_are_input_errors(tmp_path, old, new, field, words):
     with pytest.raises(InputError) as e:

@@ -46,6 +46,25 @@ def test_a_boolean_for_a_number_is_bad_input(key, value, field):
     assert f"field '{field}' (from --set)" in r.output and "true/false" in r.output
 
 
+@pytest.mark.parametrize("key, value, field", [
+    ("batch_size", "'32'", "batch_size"),
+    ("batches", '"5"', "batches"),
+    ("environment.ambient_c", "'30'", "environment.ambient_c"),
+    ("environment.memory_budget_mb", "'900'", "environment.memory_budget_mb"),
+    ("dsp.freq_mhz", "'500'", "dsp.freq_mhz"),
+])
+def test_a_quoted_number_is_bad_input(key, value, field):
+    """pydantic would read "32" as 32; numeric fields take numbers only (docs/guide.md)."""
+    with pytest.raises(InputError) as e:
+        load_workload(QUICK, [f"{key}={value}"])
+    assert e.value.field == field and "got a string" in e.value.message, e.value
+
+
+def test_string_fields_and_names_still_take_strings():
+    wl = load_workload(QUICK, ["cpu.freq=mid", "cpu.cores='456'", "cpu.governor=userspace", "precision=fp32"])
+    assert wl.cpu.freq == "mid" and wl.cpu.cores == "456"
+
+
 def test_a_boolean_in_the_file_names_its_line(tmp_path):
     p = tmp_path / "wl.yaml"
     p.write_text("name: t\nmodel: lenet\ninput: [1, 28, 28]\nbatch_size: true\nbatches: 2\n")
@@ -133,3 +152,21 @@ def test_workload_given_as_soc_says_so():
     out = " ".join(r.output.split())
     assert "looks like a workload" in out and "'source'" not in out
     assert load_soc("sd865").name == "sd865"   # a SoC spec still loads
+
+
+def test_a_misspelt_required_key_is_named_with_the_one_meant(tmp_path):
+    p = tmp_path / "wl.yaml"
+    p.write_text("name: t\nmodel: lenet\ninput: [1, 28, 28]\nBatch_Size: 32\nbatches: 2\n")
+    with pytest.raises(InputError) as e:
+        load_workload(p)
+    assert e.value.field == "Batch_Size" and e.value.line == 4
+    assert "did you mean 'batch_size'" in e.value.message
+
+
+@pytest.mark.parametrize("text, words", [("", "an empty file"), ("[1, 2]\n", "a list"), ("hello\n", "a single string")])
+def test_a_file_that_is_not_a_mapping_says_what_it_is(tmp_path, text, words):
+    p = tmp_path / "wl.yaml"
+    p.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_workload(p)
+    assert words in e.value.message and e.value.line == 1

@@ -89,3 +89,37 @@ def test_bare_number_core_set_from_yaml_is_refused_with_a_hint(tmp_path):
     with pytest.raises(IE) as e:
         load_workload(f)
     assert e.value.field == "cpu.cores" and "quoted" in str(e.value)
+
+
+def test_an_unknown_cluster_names_the_cluster_and_shows_the_value():
+    with pytest.raises(InputError) as e:
+        check_freq_setting(SD855, {"big": "mid"})
+    assert e.value.field == "cpu.freq.big" and e.value.value == "mid"
+    assert "no CPU cluster 'big'" in e.value.message and "little, mid, prime" in e.value.message
+
+
+def test_a_frequency_no_governor_reads_is_noted():
+    """cpu.freq sets the clock only under the userspace governor: elsewhere the summary says it
+    had no effect (engine.unused_settings), and the console note repeats it."""
+    from socsim.report.console import notes
+
+    sched = {**WL, "cpu": {"governor": "schedutil"}}
+    s = socsim.run("sd855", sched, overrides={"cpu.freq": "min"}).summary
+    assert s["engine"]["unused_settings"] == [
+        "cpu.freq 'min' had no effect: the schedutil governor sets the clock (only cpu.governor: "
+        "userspace runs at cpu.freq)"]
+    assert any("cpu.freq 'min' had no effect" in n for n in notes(s))
+    assert s["per_batch"] == socsim.run("sd855", sched).summary["per_batch"]   # as said: no effect
+    assert "unused_settings" not in socsim.run("sd855", WL, overrides={"cpu.freq": "min"}).summary["engine"]
+    assert "unused_settings" not in socsim.run("sd855", sched, overrides={"cpu.freq": "max"}).summary["engine"]
+
+
+def test_mandheling_takes_one_frequency_for_all_clusters():
+    """A plain MHz value (not a per-cluster mapping) under userspace: planned and run."""
+    wl = dict(name="t", model="lenet", input=[1, 28, 28], num_classes=10, batch_size=16, batches=1,
+              precision="niti", scheduler={"name": "mandheling"},
+              cpu={"governor": "userspace", "freq": 1804.8})
+    s = socsim.run("sd865", wl).summary
+    assert s["batches"] == 1
+    assert all(v == 1804.8 for v in [s["scheduler_info"]["plans"][k]["cpu_freq_profiled"]
+                                     for k in s["scheduler_info"]["plans"]])
