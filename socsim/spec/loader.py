@@ -6,6 +6,7 @@ has no line in the file, so its error says "(from --set)" instead.
 """
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -271,7 +272,6 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
         msg = "unknown key"
         missing = [str(x["loc"][-1]) for x in errors if x["type"] == "missing"
                    and tuple(x["loc"][:-1]) == tuple(err["loc"][:-1])]
-        import difflib
         close = difflib.get_close_matches(str(err["loc"][-1]).lower(), missing, n=1, cutoff=0.6)
         if close:
             msg = f"unknown key (did you mean {close[0]!r}? it is required and not given)"
