@@ -7,8 +7,9 @@ tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter 
              batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
 mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once; its gradient
              convolutions are MNN's backend-independent decomposition (see MNN_GPU_*).
-pytorch      PyTorch mobile: FP32 with as many threads as big cores (SEEDS.md 3), whatever the
-             workload's cpu.cores; eager autograd pays a dispatch cost per op every batch.
+pytorch      PyTorch: FP32 with as many threads as big cores (SEEDS.md 3), whatever the
+             workload's cpu.cores; eager autograd pays a dispatch cost per op every batch, and
+             grouped convolutions run as a loop over groups (see PyTorchRun).
 
 The differences are modelled (per-batch overheads on the host core, kernel efficiency relative to
 MNN's as a scaling of the op's work), not labels: the cost models see different work.
@@ -16,6 +17,7 @@ MNN's as a scaling of the op's work), not labels: the cost models see different 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -23,6 +25,8 @@ from socsim.engine.cores import core_set_error
 from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS
 from socsim.sched.api import BaseScheduler, Plan
 from socsim.sched.common import single_unit_plan
+from socsim.workload import memory
+from socsim.workload.costs import BYTES
 from socsim.workload.ops import Op
 
 # TFLite re-prepares its interpreter (tensor allocation, op Prepare()) every training batch:
@@ -51,6 +55,23 @@ TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "u
 # the Swan comparison depends on them.
 PYTORCH_DISPATCH_S_PER_OP = 30e-6
 PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
+# The PyTorch release modelled.  SEEDS.md 3 names none; Swan's own phones ran PyTorch 1.8: an
+# Ubuntu proot distro in Termux whose Python dependencies come from PyTorch's 1.8 LTS wheel index
+# (github.com/SymbioticLab/FedScale, the Swan authors' lab: fedscale/edge/termux/README.md,
+# "Install Ubuntu proot-distro for Swan", and install_mob_deps.sh).  "1.8" stands for the
+# releases up to 1.10, "1.11" for 1.11 and later; they differ in how a grouped convolution
+# (depthwise: one group per channel) is differentiated.
+PYTORCH_VERSIONS = ("1.8", "1.11")
+PYTORCH_DEFAULT_VERSION = "1.8"
+# On a CPU without MKLDNN (PyTorch's build turns it on by default only for x86) every PyTorch
+# release runs a grouped convolution as a loop over its groups: the input's and the weight's
+# slices (``narrow(...).contiguous()``), a one-group convolution, and one ``cat`` of the outputs
+# (aten/src/ATen/native/Convolution.cpp, ``subtensor``).  The ATen calls the loop makes per
+# group, each paying PYTORCH_DISPATCH_S_PER_OP: forward, narrow and contiguous of the input and
+# of the weight and the convolution (5); backward, the convolution's backward and the four
+# slices' and copies' backward or slicing of the gradients, two gradient sums (7).  (Bias-free
+# convolutions, as depthwise layers are; the layer's own three ops stay counted as before.)
+PYTORCH_GROUP_LOOP_CALLS = 12
 # MNN builds its gradient convolutions by backend-independent "geometry computing":
 # Conv2DBackPropFilter is an im2col raster, a transposing raster of dY, a generic MatMul and a
 # transposing raster into dW (MNN source, source/geometry/GeometryConv2DBackPropFilter.cpp), the
@@ -94,6 +115,70 @@ class CpuOptions(BaseModel):
         if problem:
             raise ValueError(problem)
         return v
+
+
+def grouped_convs(graph) -> list[Op]:
+    """The forward ops of ``graph``'s grouped convolutions (more than one group)."""
+    return [op for op in graph.ops if op.phase == "forward" and op.p.get("groups", 1) > 1]
+
+
+def group_grad_sum(conv: Op, dgrad: Op) -> Op:
+    """What PyTorch up to 1.10 adds to a grouped convolution's backward.  Until 1.11 gave
+    convolution one backward formula (``convolution_backward``, pytorch/pytorch#65219), autograd
+    differentiated the group loop op by op: the backward of each group's ``narrow``
+    (``slice_backward``) allocates a zero tensor the size of the whole input, copies the group's
+    gradient into it, and autograd sums the G full-size gradients; the weight's slices likewise.
+    Per group, one zero fill and (but for the first) one addition over the whole input and
+    weight: traffic that grows with G times the input, memory-bound on every core."""
+    p = conv.p
+    g = p["groups"]
+    elt = BYTES.get(conv.dtype, 4)
+    x = p["batch"] * p["cin"] * p["h"] * p["w"] * elt + conv.weight_bytes  # one full-size gradient
+    n = x // elt
+    return Op(name=f"{conv.layer}.group_grad_sum", kind="add", phase="error_grad", layer=conv.layer,
+              dtype=conv.dtype, params=(("batch", p["batch"]), ("n", n * g), ("n_in", 2)),
+              flops=(g - 1) * n,
+              bytes_read=2 * (g - 1) * x + x,           # the sums' operands, the groups' slices
+              bytes_written=g * x + x + (g - 1) * x,    # zero fills, slice copies, sums
+              out_bytes=x, inputs=(dgrad.name,),
+              attrs=(("framework", "pytorch<=1.10 grouped-convolution autograd"),
+                     ("grad_of", conv.inputs[0] if conv.inputs else conv.name), ("role", "grad_accum")))
+
+
+class PyTorchRun:
+    """One training batch as PyTorch runs it: the graph's ops at PyTorch's kernel efficiencies,
+    per-op dispatch and, for grouped convolutions, the group loop (its ATen calls; with
+    ``version`` "1.8", the full-size gradient sums of :func:`group_grad_sum`)."""
+
+    def __init__(self, graph, version: str = PYTORCH_DEFAULT_VERSION) -> None:
+        if version not in PYTORCH_VERSIONS:
+            raise ValueError(f"unknown PyTorch version {version!r} (known: {', '.join(PYTORCH_VERSIONS)})")
+        scaled = _Scaled(graph, PYTORCH_EFFICIENCY)
+        convs = grouped_convs(graph)
+        self.batch = graph.batch
+        self.version = version
+        groups = sum(op.p["groups"] for op in convs)
+        over = [("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops))]
+        if groups:
+            over.append(("group-loop-dispatch", PYTORCH_DISPATCH_S_PER_OP * PYTORCH_GROUP_LOOP_CALLS * groups))
+        self.overheads = tuple(over)
+        if version != "1.8" or not convs:
+            self.ops = scaled.ops
+            self.peak_memory_bytes = scaled.peak_memory_bytes
+            self.live_bytes = scaled.live_bytes
+            return
+        dgrad_of = {op.layer: op for op in scaled.ops if op.kind.endswith("_dgrad")}
+        extra = {dgrad_of[c.layer].name: group_grad_sum(c, dgrad_of[c.layer]) for c in convs if c.layer in dgrad_of}
+        ops: list[Op] = []
+        for op in scaled.ops:
+            ops.append(op)
+            if op.name in extra:
+                ops.append(extra[op.name])
+        self.ops = tuple(ops)
+        live = memory.live_bytes(self.ops, graph.input_bytes)
+        live.flags.writeable = False
+        self.live_bytes = live
+        self.peak_memory_bytes = int(live.max())
 
 
 class _CpuBaseline(BaseScheduler):
@@ -153,20 +238,41 @@ class TfliteFp32(_CpuBaseline):
         return TFLITE_PREP_S_PER_OP * len(graph.ops)
 
 
+def torch_version_of(v: object) -> object:
+    """A ``torch_version`` as written: YAML reads an unquoted 1.8 or 1.11 as a number, which
+    names the release as well as the string does."""
+    return repr(v) if isinstance(v, float) and repr(v) in PYTORCH_VERSIONS else v
+
+
+class PyTorchOptions(CpuOptions):
+    torch_version: Literal["1.8", "1.11"] = Field(
+        PYTORCH_DEFAULT_VERSION, description="PyTorch release: '1.8' (up to 1.10, Swan's) or '1.11' (and later); "
+        "they differ in a grouped convolution's backward")
+
+    @field_validator("torch_version", mode="before")
+    @classmethod
+    def _torch_version(cls, v: object) -> object:
+        return torch_version_of(v)
+
+
 class PyTorch(_CpuBaseline):
     name = "pytorch"
     precision = "fp32"
-    description = "PyTorch mobile FP32 training, as many threads as big cores (Swan's baseline)"
-    efficiency = PYTORCH_EFFICIENCY
+    description = "PyTorch FP32 training, as many threads as big cores (Swan's baseline)"
+    Options = PyTorchOptions
+
+    def plan(self, ctx) -> Plan:
+        graph = ctx.graph(self.precision)
+        cores = self.cores(ctx)
+        run = PyTorchRun(graph, self.options.torch_version)
+        return single_unit_plan(run, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}",
+                                prep_overheads=run.overheads)
 
     def cores(self, ctx) -> tuple[int, ...]:
         if self.options.cores is not None:
             return ctx.cores(self.options.cores, field="scheduler.options.cores")
         from socsim.engine.cores import big_cores
         return tuple(big_cores(ctx.soc))
-
-    def overheads(self, ctx, graph) -> tuple[tuple[str, float], ...]:
-        return (("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops)),)
 
 
 class GpuOptions(BaseModel):

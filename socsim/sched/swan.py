@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from socsim.engine import dvfs
 from socsim.engine.cores import big_cores, clusters_of, little_cores
 from socsim.errors import InputError
 from socsim.sched.api import BaseScheduler, BatchRecord, Plan
-from socsim.sched.baselines import (PYTORCH_DISPATCH_S_PER_OP, PYTORCH_EFFICIENCY, _Scaled)
+from socsim.sched.baselines import PYTORCH_DEFAULT_VERSION, PyTorchRun, torch_version_of
 from socsim.sched.common import single_unit_plan
 
 
@@ -35,6 +35,8 @@ class SwanOptions(BaseModel):
     choices: list[str] | None = Field(
         None, min_length=1, description="core sets as digit strings (e.g. ['4567', '45', '0']); default: per SoC")
     framework: Literal["pytorch", "mnn"] = Field("pytorch", description="kernels the choices run")
+    torch_version: Literal["1.8", "1.11"] = Field(
+        PYTORCH_DEFAULT_VERSION, description="with framework pytorch, the release (as the pytorch baseline's option)")
     require_charging: bool = True
     # min_battery 0.2: assumption (SEEDS.md 3: "battery below a threshold", no value given);
     # a workload can set it.  max_battery_temp_c 35 and interference_ratio 1.1: SEEDS.md 3.
@@ -61,6 +63,17 @@ class SwanOptions(BaseModel):
             seen.add(frozenset(s))
         return v
 
+    @field_validator("torch_version", mode="before")
+    @classmethod
+    def _torch_version(cls, v: object) -> object:
+        return torch_version_of(v)
+
+    @model_validator(mode="after")
+    def _torch_version_needs_pytorch(self) -> "SwanOptions":
+        if self.framework != "pytorch" and "torch_version" in self.model_fields_set:
+            raise ValueError(f"torch_version applies to framework 'pytorch', not {self.framework!r}")
+        return self
+
 
 @dataclass(frozen=True)
 class Choice:
@@ -76,17 +89,21 @@ class Choice:
         return self.energy_j / self.latency_s if self.latency_s > 0 else 0.0
 
 
-def op_times_by_kind(soc, graph, cores: tuple[int, ...]) -> dict[str, float]:
-    """One batch of ``graph`` run with PyTorch's kernels on ``cores`` (every cluster at its top
-    frequency): the CPU cost model's op times summed per op kind.  The op-level view behind a
-    core-set choice (docs/validation.md, Swan; benchmarks/swan_breakdown.py)."""
+def op_times_by_kind(soc, graph, cores: tuple[int, ...],
+                     torch_version: str = PYTORCH_DEFAULT_VERSION) -> dict[str, float]:
+    """One batch of ``graph`` run as PyTorch runs it on ``cores`` (every cluster at its top
+    frequency): the CPU cost model's op times summed per op kind, the grouped convolutions'
+    gradient sums of PyTorch up to 1.10 as kind ``group_grad_sum`` (host-core overheads are
+    ``PyTorchRun(graph).overheads``).  The op-level view behind a core-set choice
+    (docs/validation.md, Swan; benchmarks/swan_breakdown.py)."""
     from socsim.hw.cost import CpuConfig
     from socsim.hw.cpu import CpuCostModel
     cfg = CpuConfig(cores=tuple(cores), freqs_mhz=tuple(sorted((cl.name, cl.max_mhz) for cl in soc.cpu.clusters)))
     model = CpuCostModel(soc)
     out: dict[str, float] = {}
-    for op in _Scaled(graph, PYTORCH_EFFICIENCY).ops:
-        out[op.kind] = out.get(op.kind, 0.0) + model.cost(op, cfg).time_s
+    for op in PyTorchRun(graph, torch_version).ops:
+        kind = "group_grad_sum" if op.name.endswith(".group_grad_sum") else op.kind
+        out[kind] = out.get(kind, 0.0) + model.cost(op, cfg).time_s
     return out
 
 
@@ -178,9 +195,11 @@ class Swan(BaseScheduler):
         soc = ctx.soc
         sets = self._sets(ctx)
         graph = ctx.graph(self.precision)
-        pytorch = self.options.framework == "pytorch"
-        run = _Scaled(graph, PYTORCH_EFFICIENCY) if pytorch else graph
-        over = (("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops)),) if pytorch else ()
+        if self.options.framework == "pytorch":
+            run = PyTorchRun(graph, self.options.torch_version)
+            over = run.overheads
+        else:
+            run, over = graph, ()
         profiled: list[Choice] = []
         plans = {"".join(map(str, cores)): single_unit_plan(run, "cpu", cores, f"swan {''.join(map(str, cores))}",
                                                             prep_overheads=over) for cores in sets}

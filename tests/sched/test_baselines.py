@@ -45,7 +45,7 @@ def test_pytorch_uses_every_big_core_and_pays_dispatch():
     p = PyTorch().plan(c)
     assert p.cpu_cores == (4, 5, 6, 7)          # as many threads as big cores, not cpu.cores=big2
     assert MnnFp32().plan(c).cpu_cores == (4, 5)
-    (name, s), = p.prep_overheads
+    (name, s), = p.prep_overheads            # VGG: no grouped convolutions, no group loop
     assert name == "autograd-dispatch" and s == pytest.approx(PYTORCH_DISPATCH_S_PER_OP * len(p.steps))
 
 
