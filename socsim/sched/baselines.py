@@ -55,12 +55,13 @@ TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "u
 # the Swan comparison depends on them.
 PYTORCH_DISPATCH_S_PER_OP = 30e-6
 PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
-# The PyTorch release modelled.  SEEDS.md 3 names none; Swan's own phones ran PyTorch 1.8: an
-# Ubuntu proot distro in Termux whose Python dependencies come from PyTorch's 1.8 LTS wheel index
-# (github.com/SymbioticLab/FedScale, the Swan authors' lab: fedscale/edge/termux/README.md,
-# "Install Ubuntu proot-distro for Swan", and install_mob_deps.sh).  "1.8" stands for the
-# releases up to 1.10, "1.11" for 1.11 and later; they differ in how a grouped convolution
-# (depthwise: one group per channel) is differentiated.
+# The PyTorch release modelled.  SEEDS.md 3 names none; Swan's own set-up points to 1.8: an
+# Ubuntu proot distro in Termux whose Python dependencies come from PyTorch's 1.8 LTS wheel index,
+# torch then replaced by a build from source (github.com/SymbioticLab/FedScale, the Swan authors'
+# lab: fedscale/edge/termux/README.md, "Install Ubuntu proot-distro for Swan", and
+# install_mob_deps.sh; the build script's release is not shown, so this is an inference).  "1.8"
+# stands for the releases up to 1.10, "1.11" for 1.11 and later; they differ in how a grouped
+# convolution (depthwise: one group per channel) is differentiated.
 PYTORCH_VERSIONS = ("1.8", "1.11")
 PYTORCH_DEFAULT_VERSION = "1.8"
 # On a CPU without MKLDNN (PyTorch's build turns it on by default only for x86) every PyTorch
