@@ -157,7 +157,6 @@ class PyTorchRun:
         scaled = _Scaled(graph, PYTORCH_EFFICIENCY)
         convs = grouped_convs(graph)
         self.batch = graph.batch
-        self.version = version
         groups = sum(op.p["groups"] for op in convs)
         over = [("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops))]
         if groups:
