@@ -34,6 +34,7 @@ from socsim.engine.oracle import CostOracle, unit_runs
 from socsim.engine.template import BatchTemplate
 from socsim.engine.cores import check_freq_setting, check_unit_mhz, resolve_cores
 from socsim.errors import InputError, ScheduleError
+from socsim.hw import units as hw_units
 from socsim.report.events import NullRecorder, Recorder
 from socsim.sched.api import BatchRecord, InterferenceEvent, Plan, Step, ThermalEvent
 from socsim.spec.soc import SocSpec
@@ -57,7 +58,7 @@ class RunStats:
     zone_peak_c: dict[str, float] = field(default_factory=dict)
     final_c: float = 0.0
     peak_mem_bytes: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0})
+    counts: dict[str, int] = field(default_factory=lambda: {**dict.fromkeys(hw_units.ops_keys(), 0), "switches": 0})
     throttle_events: int = 0
     time_throttled_s: float = 0.0
     continued_batches: int = 0  # batches on_memory_pressure continued with another plan (mid-batch)
@@ -503,7 +504,9 @@ class Engine:
         of the CPU ops resuming (rate limit ~ms), so those ops run at the clock their own load
         sets: the accelerator time is left out of the denominator.  The host core's own work
         (graph preparation, the FastRPC copies) counts as busy."""
-        active = dur_s - busy.get("dsp", 0.0) - busy.get("gpu", 0.0)
+        active = dur_s
+        for u in hw_units.accelerators():
+            active -= busy.get(u.name, 0.0)
         return dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)
 
     @staticmethod
@@ -701,7 +704,6 @@ def _runs(plan: Plan) -> tuple:
             tuple((st.op, st.unit, st.label) for st in plan.steps))
 
 
-UNITS = ("cpu", "dsp", "gpu")
 # Relative shortfall of a plan's multiply-accumulates below the graph's that counts as leaving
 # work out (rounding of rescaled ops is far below it; a dropped op is far above it).
 COVERAGE_TOL = 1e-6
@@ -784,9 +786,9 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
                        "(plan the training graph's ops, ctx.graph().ops, or copies of them)")
         if not isinstance(st.label, str):
             raise fail(f"the plan from {src}: step {k} ({st.op.name}) has label {st.label!r}; expected a string")
-        if st.unit not in UNITS:
+        if st.unit not in hw_units.names():
             raise fail(f"the plan from {src}: step {k} ({getattr(st.op, 'name', '?')}) is on unit {st.unit!r}; "
-                       f"units are {', '.join(UNITS)}")
+                       f"units are {', '.join(hw_units.names())}")
     units = {st.unit for st in steps}
     if "dsp" in units and soc.dsp is None:
         raise fail(f"the plan from {src} places ops on a DSP but {soc.name} has none")
