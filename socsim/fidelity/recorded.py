@@ -37,8 +37,9 @@ def recorded_figures(reports: list[dict[str, Any]]) -> dict[str, Any]:
                       for r in reports}}
 
 
-def regressions(now: dict[str, Any], recorded: dict[str, Any], tol: float = 1e-6) -> list[str]:
-    """Every figure of ``now`` worse than ``recorded`` (an error above, a tau below), in words."""
+def regressions(now: dict[str, Any], recorded: dict[str, Any], rel: float = 1e-5) -> list[str]:
+    """Every figure of ``now`` worse than ``recorded`` (an error above, a tau below), in words;
+    ``rel`` covers the last of the six digits the figures are rounded to."""
     out = []
     for file, tables in recorded["files"].items():
         for name, figs in tables.items():
@@ -49,7 +50,7 @@ def regressions(now: dict[str, Any], recorded: dict[str, Any], tol: float = 1e-6
             for k, v in figs.items():
                 if v is None:
                     continue
-                g = got.get(k)
+                g, tol = got.get(k), rel * max(1.0, abs(v))
                 if g is None or (k in ERRORS and g > v + tol) or (k in TAUS and g < v - tol):
                     out.append(f"{file}: {name} {k} {g} (recorded {v})")
     return out
