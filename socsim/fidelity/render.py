@@ -50,10 +50,10 @@ def summary_rows(report: dict[str, Any]) -> tuple[list[tuple[str, ...]], list[tu
     for t in report["tables"]:
         if t["compare"] == "absolute":
             absolute.append((t["name"], str(t["n"]), _pct(t["time_mape_pct"]), _pct(t["energy_mape_pct"]),
-                             _tau(t["time_tau"]), _tau(t["energy_tau"]), ", ".join(t["worst"])))
+                             _tau(t["time_tau"]), _tau(t["energy_tau"]), "; ".join(t["worst"])))
         else:
             ratios.append((t["name"], str(t["n"]), _pct(t["ratio_mape_pct"]), _tau(t["ratio_tau"]),
-                           ", ".join(t["worst"][:3])))
+                           "; ".join(t["worst"][:3])))
     return absolute, ratios
 
 

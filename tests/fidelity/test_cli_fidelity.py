@@ -11,6 +11,13 @@ from tests.e2e.cli_helpers import invoke
 from tests.fidelity.helpers import SMALL, write
 
 
+@pytest.fixture(autouse=True)
+def wide_console(monkeypatch):
+    """A console as wide as a piped run's, whatever COLUMNS the test process has."""
+    from rich.console import Console
+    monkeypatch.setattr("socsim.cli.out_console", Console(highlight=False, width=200))
+
+
 def test_console_json_and_markdown(tmp_path):
     m = write(tmp_path)
     out, md = tmp_path / "r.json", tmp_path / "r.md"

@@ -7,8 +7,9 @@ from hypothesis import given, strategies as st
 from socsim.fidelity.metrics import kendall_tau_b, mape, rel_error_pct, worst
 
 values = st.lists(st.floats(min_value=1e-3, max_value=1e6, allow_nan=False), min_size=2, max_size=30)
-distinct = st.lists(st.floats(min_value=1e-3, max_value=1e6, allow_nan=False), min_size=2, max_size=30,
-                    unique=True)
+# distinct values far enough apart that 2x + 1 keeps them distinct in floating point
+distinct = st.lists(st.integers(min_value=1, max_value=10**6), min_size=2, max_size=30, unique=True).map(
+    lambda xs: [x / 8 for x in xs])
 
 
 @given(values)
