@@ -183,6 +183,8 @@ class PyTorchRun:
 
 class _CpuBaseline(BaseScheduler):
     Options = CpuOptions
+    #: the workload modes it runs: a framework's kernels serve a forward pass alone as well
+    modes: tuple[str, ...] = ("train", "inference")
     framework = ""
     default_cores = "big4"
 
@@ -226,6 +228,7 @@ class Octo(_CpuBaseline):
     name = "octo"
     precision = "octo"
     description = "Octo: INT8 training with loss-aware compensation on CPU NEON (ATC '21)"
+    modes = ("train",)   # its compensation is a training algorithm
 
 
 class TfliteFp32(_CpuBaseline):
@@ -284,6 +287,7 @@ class MnnFp32Gpu(BaseScheduler):
     precision = "fp32"
     description = "MNN FP32 training on the GPU (OpenCL), every op on the GPU"
     Options = GpuOptions
+    modes = ("train", "inference")
 
     def plan(self, ctx) -> Plan:
         if ctx.soc.gpu is None:

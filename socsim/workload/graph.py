@@ -48,6 +48,8 @@ class TrainingGraph:
     batch: int
     precision: str
     ops: tuple[Op, ...]
+    #: "train" (the whole step) or "inference" (its forward ops alone: :func:`forward_only`)
+    mode: str = "train"
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -94,6 +96,8 @@ class TrainingGraph:
         activations and transient tensors); a read-only int64 array."""
         if "live" not in self._cache:
             live = memory.live_bytes(self.ops, self.input_bytes)
+            if self.mode == "inference":   # no update ops to count the weights: held once, no gradients
+                live = live + sum(op.weight_bytes for op in self.ops)
             live.flags.writeable = False
             self._cache["live"] = live
         return self._cache["live"]
@@ -131,7 +135,8 @@ class TrainingGraph:
     def with_batch(self, batch: int) -> "TrainingGraph":
         """The same model and precision at another batch size (memoised)."""
         from socsim.workload.precision import translate  # precision imports this module
-        return translate(training_graph(self.model, batch), self.precision)
+        g = translate(training_graph(self.model, batch), self.precision)
+        return forward_only(g) if self.mode == "inference" else g
 
 
 def check_batch(batch: object) -> int:
@@ -214,3 +219,13 @@ def graph_for(model: str, input_chw: tuple[int, ...], num_classes: int, batch: i
     from socsim.workload.precision import translate
     from socsim.workload.zoo import build_model
     return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+
+
+@lru_cache(maxsize=64)
+def forward_only(graph: TrainingGraph) -> TrainingGraph:
+    """The inference graph of ``graph``: its forward ops alone (the last one, the loss layer's
+    softmax, stands for the output softmax), nothing saved for a backward pass (memoised)."""
+    if graph.mode == "inference":
+        return graph
+    ops = memory.mark_saved([op for op in graph.ops if op.phase == "forward"])
+    return TrainingGraph(graph.model, graph.batch, graph.precision, ops, mode="inference")
