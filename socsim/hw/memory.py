@@ -13,13 +13,12 @@ runs (:mod:`socsim.hw.profile_store`, an on-disk store; identical results, docs/
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
 from socsim.hw import profile_store
+from socsim.hw.memprofile import MemProfile
 from socsim.hw.cache import streams as st
 from socsim.spec.soc import SocSpec
 from socsim.workload.ops import Op
@@ -35,34 +34,6 @@ MIN_SEGMENTS = 3
 
 CONV_LIKE = {"conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm"}
 PLANE_LIKE = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd", "avgpool", "avgpool_bwd"}
-
-
-@dataclass(frozen=True, slots=True)
-class MemProfile:
-    """Cache and DRAM behaviour of one op (whole op, after extrapolation)."""
-
-    levels: tuple[LevelStats, ...]
-    dram_read_bytes: int
-    dram_write_bytes: int
-    scratch_accesses: int
-    footprint_bytes: int
-    simulated_fraction: float       # fraction of the op's outer-loop steps actually simulated
-    line_bytes: int
-    dram_clean_bytes: int = 0       # of dram_write_bytes: dirty lines cleaned at the op's end
-    work_items: int = 0             # outer-loop items dealt to the threads (steps x threads)
-
-    @property
-    def dram_bytes(self) -> int:
-        return self.dram_read_bytes + self.dram_write_bytes
-
-    def hit_rates(self) -> dict[str, float]:
-        return {lv.name: lv.hit_rate for lv in self.levels}
-
-    def level(self, name: str) -> LevelStats:
-        for lv in self.levels:
-            if lv.name == name:
-                return lv
-        raise KeyError(name)
 
 
 def plan_for(op: Op, unit: str, threads: int, batch: int | None = None, vtcm_bytes: int = 0,

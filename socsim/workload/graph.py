@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from math import prod
+from typing import Callable
 
 import numpy as np
 
@@ -49,6 +50,9 @@ class TrainingGraph:
     precision: str
     ops: tuple[Op, ...]
     _cache: dict = field(default_factory=dict, repr=False)
+    # the precision pass that made this graph from the FP32 one (None for FP32): with_batch
+    # applies it again (socsim.workload.precision sets it; this module does not import it)
+    rewrite: Callable[["TrainingGraph"], "TrainingGraph"] | None = field(default=None, repr=False)
 
     @property
     def model_name(self) -> str:
@@ -130,8 +134,8 @@ class TrainingGraph:
 
     def with_batch(self, batch: int) -> "TrainingGraph":
         """The same model and precision at another batch size (memoised)."""
-        from socsim.workload.precision import translate  # precision imports this module
-        return translate(training_graph(self.model, batch), self.precision)
+        base = training_graph(self.model, batch)
+        return base if self.rewrite is None else self.rewrite(base)
 
 
 def check_batch(batch: object) -> int:
@@ -206,11 +210,3 @@ def _lower(model: Model, batch: int) -> list[Op]:
 def _as_part(op: Op) -> Op:
     attrs = tuple(("grad_part", v) if k == "grad_of" else (k, v) for k, v in op.attrs)
     return replace(op, attrs=attrs)
-
-
-def graph_for(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int,
-              precision: str = "fp32") -> TrainingGraph:
-    """Model zoo + training graph + precision translation in one memoised call."""
-    from socsim.workload.precision import translate
-    from socsim.workload.zoo import build_model
-    return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)

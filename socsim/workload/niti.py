@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from socsim.workload.graph import TrainingGraph
 from socsim.workload.ops import Op
-from socsim.workload.precision import Rewriter
+from socsim.workload.rewriter import Rewriter
 
 MAC_KINDS = {"conv2d", "dwconv2d", "gemm", "conv2d_dgrad", "dwconv2d_dgrad", "conv2d_wgrad",
              "dwconv2d_wgrad"}

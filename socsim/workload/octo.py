@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from socsim.workload.graph import TrainingGraph
 from socsim.workload.ops import Op
-from socsim.workload.precision import Rewriter
+from socsim.workload.rewriter import Rewriter
 
 CONV_KINDS = {"conv2d", "dwconv2d"}
 INT8_KINDS = {"conv2d", "dwconv2d", "gemm", "conv2d_dgrad", "dwconv2d_dgrad", "conv2d_wgrad",
