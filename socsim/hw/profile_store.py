@@ -45,9 +45,10 @@ _ROOT = _HW.parent.parent
 
 def _sources_mem() -> list[Path]:
     """The code a memory profile depends on: the cache simulator, the stream plans, the sampler,
-    the op description (and this file's codec)."""
+    the op description and the op-kinds table the plans read (and this file's codec)."""
     return sorted((_HW / "cache").glob("*.py")) + [_HW / "memory.py", _HW / "memprofile.py",
-                                                   _HW.parent / "workload" / "ops.py"]
+                                                   _HW.parent / "workload" / "ops.py",
+                                                   _HW.parent / "workload" / "opkinds.py"]
 
 
 def _sources_hvx() -> list[Path]:

@@ -66,13 +66,10 @@ class Rewriter:
     def new(self, layer: str, name: str, kind: str, phase: str, params: dict[str, int], *,
             read: int, write: int, inputs: tuple[str, ...], dtype: str,
             out_dtype: str | None = None, **kw) -> Op:
-        """A new op (quantize, reducemax, ...) costed by :data:`costs.FLOPS_PER_ELEM`."""
-        flops = kw.pop("flops", None)
-        if flops is None and kind in ("reducemax", "clip"):
-            flops = read * (4 if kind == "clip" else 1)  # reductions work per element read
+        """A new op (quantize, reducemax, ...) costed by its kind's ``flops_per_elem``."""
         return self.emit(OpFactory(layer, self.graph.batch).op(
             name, kind, phase, params, read=read, write=write, inputs=inputs, dtype=dtype,
-            out_dtype=out_dtype, flops=flops, **kw))
+            out_dtype=out_dtype, **kw))
 
     def convert(self, tensor: str, to: str, layer: str, phase: str) -> str:
         """``tensor`` as ``to`` (int8 or fp32), inserting one quantize/dequantize per tensor."""
