@@ -150,6 +150,7 @@ def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK
     """Cost of ``op`` on the SoC's GPU at ``freq_mhz`` while other masters take ``bg_dram_gbs``
     of DRAM bandwidth (``fill_work`` is for calibration)."""
     gpu = soc.gpu
+    lookup(op.kind)  # an unknown kind is an error here too, even for an op with no arithmetic
     if op.dtype not in ("fp32", "fp16"):
         raise UnsupportedOp(f"{gpu.name} model runs fp32/fp16 kernels, not {op.dtype} ({op.kind})")
     flops = 2 * op.macs + op.flops
