@@ -123,6 +123,10 @@ _MAC = dict(niti="int8", octo="int8", dsp=True)
 # delta_hat is shaped like one sample's output, formed once per batch and added to each of the
 # n elements), so the entry is a known approximation that Octo's graphs do not use.  Kinds at 0
 # get their FLOPs from the lowering (convolutions, pools, add) or have no arithmetic.
+# Hard-swish (Howard et al., "Searching for MobileNetV3", ICCV 2019; torch.nn.Hardswish):
+# x * min(max(x + 3, 0), 6) / 6 = add, max, min, multiply, divide: 5; its gradient (PyTorch's
+# hardswish_backward: dy * (x / 3 + 0.5) between -3 and 3, 0 below, dy above) = two compares,
+# divide, add, multiply: 5.
 #
 # HVX packets per 128-byte output vector (dsp_packets; one HVX ALU op per packet; loads in slots
 # 0/1, one store per packet; hw:hexagon.packet).  requant_static: 4 int32 input vectors -> shift
@@ -148,6 +152,16 @@ _MAC = dict(niti="int8", octo="int8", dsp=True)
 #     packet).
 #   sgd_update 3.0: assumption: two input loads (weight, gradient; two packets) plus the shift of
 #     the gradient and the saturating subtract and store (about one more); plausible 2-4.
+#   hardswish 3.0: derived from the same rules for an int8 kernel shaped like TFLite's reference
+#     int8 HardSwish (tensorflow/lite/kernels/internal/reference/hard_swish.h; that Hexagon NN
+#     ships such a kernel, hence dsp True, is an assumption not checked against its op list;
+#     NITI defines no integer hard-swish, so NITI graphs keep it FP32): a load; add 3 in the
+#     input scale and clamp to [0, 6] (vadd, vmax, vmin: one HVX unit each); the widening
+#     multiply by x and the multiply-shift by 1/6 (two double-width vmpy, both multipliers each);
+#     the pack to int8 (vpacke, the permute unit) and the store: 10 uses of the four HVX units,
+#     so at least 2.5 packets; 3 with the multiplies in slots 2/3.  Plausible 2.5-4.
+#   hardswish_bwd 3.0: assumption: two input loads (gradient, activation; two packets) plus the
+#     compares, the mux and the multiply by the slope (about one more), as sgd_update.
 # Floating point and the ops built on it have no HVX v66 implementation (pub:hexagon_hvx.float_unit,
 # pub:op_latency_ms_cpu_vs_dsp.dsp_unsupported): norms, quantize/dequantize, softmax, GELU,
 # embeddings and Octo's LAC run on the CPU or the GPU (dsp False).
@@ -216,6 +230,10 @@ _TABLE: tuple[OpKind, ...] = (
        dsp=True, dsp_packets=2.0),
     _k("gelu", "eltwise", "elems", "sym", flops_per_elem=9, grad="gelu_bwd", saves="input"),
     _k("gelu_bwd", "eltwise", "elems", "sym", flops_per_elem=14, backward="bwd"),
+    _k("hardswish", "eltwise", "elems", "sym", flops_per_elem=5, dsp=True, dsp_packets=3.0,
+       grad="hardswish_bwd", saves="input"),
+    _k("hardswish_bwd", "eltwise", "elems", "sym", flops_per_elem=5, backward="bwd", dsp=True,
+       dsp_packets=3.0),
     _k("softmax", "eltwise", "elems", "asym", flops_per_elem=5, grad="softmax_bwd",
        saves="output"),
     _k("softmax_bwd", "eltwise", "elems", "asym", flops_per_elem=4, backward="bwd"),
