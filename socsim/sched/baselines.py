@@ -27,6 +27,7 @@ from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
 from socsim.workload import memory
 from socsim.workload.costs import BYTES
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
 # TFLite re-prepares its interpreter (tensor allocation, op Prepare()) every training batch:
@@ -167,7 +168,7 @@ class PyTorchRun:
             self.peak_memory_bytes = scaled.peak_memory_bytes
             self.live_bytes = scaled.live_bytes
             return
-        dgrad_of = {op.layer: op for op in scaled.ops if op.kind.endswith("_dgrad")}
+        dgrad_of = {op.layer: op for op in scaled.ops if lookup(op.kind).backward == "dgrad"}
         extra = {dgrad_of[c.layer].name: group_grad_sum(c, dgrad_of[c.layer]) for c in convs if c.layer in dgrad_of}
         ops: list[Op] = []
         for op in scaled.ops:

@@ -32,13 +32,13 @@ from socsim.sched.profiling import governed_freqs, latencies, switch_costs
 from socsim.workload.costs import OpFactory, elems, is_persistent
 from socsim.workload.niti import static_rescale
 from socsim.workload.niti_train import niti_scale_trace
+from socsim.workload.opkinds import kinds_where
 from socsim.workload.ops import Op
 
 MB = 1 << 20
 # ops that are batch-parallel on the DSP and can run as micro-batches; weight gradients then
 # need their int32 partial sums added (Mandheling 3.5)
-SPLIT_KINDS = ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d", "dwconv2d_dgrad",
-               "dwconv2d_wgrad", "gemm")
+SPLIT_KINDS = kinds_where(is_mac=True)
 
 
 class MandhelingOptions(BaseModel):

@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from math import prod
+from typing import Callable
 
 import numpy as np
 
@@ -51,6 +52,9 @@ class TrainingGraph:
     #: "train" (the whole step) or "inference" (its forward ops alone: :func:`forward_only`)
     mode: str = "train"
     _cache: dict = field(default_factory=dict, repr=False)
+    # the precision pass that made this graph from the FP32 one (None for FP32): with_batch
+    # applies it again (socsim.workload.precision sets it; this module does not import it)
+    rewrite: Callable[["TrainingGraph"], "TrainingGraph"] | None = field(default=None, repr=False)
 
     @property
     def model_name(self) -> str:
@@ -134,8 +138,8 @@ class TrainingGraph:
 
     def with_batch(self, batch: int) -> "TrainingGraph":
         """The same model and precision at another batch size (memoised)."""
-        from socsim.workload.precision import translate  # precision imports this module
-        g = translate(training_graph(self.model, batch), self.precision)
+        base = training_graph(self.model, batch)
+        g = base if self.rewrite is None else self.rewrite(base)
         return forward_only(g) if self.mode == "inference" else g
 
 
@@ -213,14 +217,6 @@ def _as_part(op: Op) -> Op:
     return replace(op, attrs=attrs)
 
 
-def graph_for(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int,
-              precision: str = "fp32") -> TrainingGraph:
-    """Model zoo + training graph + precision translation in one memoised call."""
-    from socsim.workload.precision import translate
-    from socsim.workload.zoo import build_model
-    return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
-
-
 @lru_cache(maxsize=64)
 def forward_only(graph: TrainingGraph) -> TrainingGraph:
     """The inference graph of ``graph``: its forward ops alone (the last one, the loss layer's
@@ -228,4 +224,5 @@ def forward_only(graph: TrainingGraph) -> TrainingGraph:
     if graph.mode == "inference":
         return graph
     ops = memory.mark_saved([op for op in graph.ops if op.phase == "forward"])
-    return TrainingGraph(graph.model, graph.batch, graph.precision, ops, mode="inference")
+    return TrainingGraph(graph.model, graph.batch, graph.precision, ops, mode="inference",
+                         rewrite=graph.rewrite)

@@ -15,7 +15,7 @@ from socsim.sched.fusion import fuse, op_class, reduce_subgraphs
 from socsim.sched.memory import greedy_split, simulate, static_checkpoints
 from socsim.sched.sage import Sage, SageOptions
 from socsim.spec import load_soc, workload_from_dict
-from socsim.workload.graph import graph_for
+from socsim.workload.precision import graph_for
 
 MB = 1 << 20
 SOC = load_soc("sd865")
