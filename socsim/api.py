@@ -129,7 +129,7 @@ def dir_mode() -> int:
 def _chmod_tree(root: Path) -> None:
     """Give a directory made by mkdtemp (0700) and its files the modes mkdir/open would have."""
     fm, dm = file_mode(), dir_mode()
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         os.chmod(dirpath, dm)
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), fm)

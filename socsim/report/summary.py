@@ -1,4 +1,4 @@
-"""The summary JSON of a run (DESIGN.md, Contracts: keys are never renamed, only added)."""
+"""The summary JSON of a run (docs/architecture.md, Contracts: keys are never renamed, only added)."""
 from __future__ import annotations
 
 from typing import Any

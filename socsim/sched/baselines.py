@@ -7,7 +7,7 @@ tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter 
              batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
 mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once; its gradient
              convolutions are MNN's backend-independent decomposition (see MNN_GPU_*).
-pytorch      PyTorch: FP32 with as many threads as big cores (SEEDS.md 3), whatever the
+pytorch      PyTorch: FP32 with as many threads as big cores (docs/seeds.md 3), whatever the
              workload's cpu.cores; eager autograd pays a dispatch cost per op every batch, and
              grouped convolutions run as a loop over groups (see PyTorchRun).
 
@@ -56,7 +56,7 @@ TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "u
 # the Swan comparison depends on them.
 PYTORCH_DISPATCH_S_PER_OP = 30e-6
 PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
-# The PyTorch release modelled.  SEEDS.md 3 names none; Swan's own set-up points to 1.8: an
+# The PyTorch release modelled.  docs/seeds.md 3 names none; Swan's own set-up points to 1.8: an
 # Ubuntu proot distro in Termux whose Python dependencies come from PyTorch's 1.8 LTS wheel index,
 # torch then replaced by a build from source (github.com/SymbioticLab/FedScale, the Swan authors'
 # lab: fedscale/edge/termux/README.md, "Install Ubuntu proot-distro for Swan", and

@@ -1,4 +1,4 @@
-"""Sage's graph optimisations of the unified forward+backward training graph (SEEDS.md section 2).
+"""Sage's graph optimisations of the unified forward+backward training graph (docs/seeds.md section 2).
 
 Two passes over an op list in execution order, both pure functions of the ops:
 

@@ -1,4 +1,4 @@
-"""Sage (MobiSys '22): memory-efficient DNN training on mobile GPUs (SEEDS.md section 2).
+"""Sage (MobiSys '22): memory-efficient DNN training on mobile GPUs (docs/seeds.md section 2).
 
 Sage optimises the unified forward+backward training graph (operator fusion and subgraph
 reduction, :mod:`socsim.sched.fusion`) and manages memory at run time under a budget that may
@@ -25,7 +25,7 @@ number, or a profile of ``{at_s, mb}`` steps delivered through ``on_memory_press
 budget of the profile is planned up front, so a budget below the minimum feasible fails before
 the run with a :class:`~socsim.errors.ScheduleError` naming the field and value.
 
-Mid-iteration re-split (SEEDS.md 2: "the split adapts mid-iteration as the budget drops"): when
+Mid-iteration re-split (docs/seeds.md 2: "the split adapts mid-iteration as the budget drops"): when
 the budget drops during a batch below what the rest of the batch needs, Sage continues the batch
 (``RunContext.continue_batch``).  The micro-batch in progress evicts at once and goes on under
 DGC at the new budget (its schedule so far unchanged, :func:`~socsim.sched.memory.simulate`'s

@@ -1,4 +1,4 @@
-"""Pydantic model of a training job (``workloads/*.yaml``); DESIGN.md fixes the keys."""
+"""Pydantic model of a training job (``workloads/*.yaml``); docs/architecture.md fixes the keys."""
 from __future__ import annotations
 
 import types

@@ -1,4 +1,4 @@
-"""Model zoo and training graphs (DESIGN.md, ``socsim/workload``).
+"""Model zoo and training graphs (docs/architecture.md, ``socsim/workload``).
 
 - :mod:`~socsim.workload.zoo`: ``build_model(name, input_chw, num_classes) -> Model``;
 - :mod:`~socsim.workload.graph`: ``training_graph(model, batch) -> TrainingGraph``, the

@@ -1,4 +1,4 @@
-"""NITI integer training as Mandheling runs it (SEEDS.md section 1, mixed-precision abstraction).
+"""NITI integer training as Mandheling runs it (docs/seeds.md section 1, mixed-precision abstraction).
 
 Rewrites, per FP32 op:
 
@@ -95,7 +95,7 @@ def _mac(rw: Rewriter, op: Op) -> None:
 
 def static_rescale(graph: TrainingGraph) -> list[Op]:
     """The NITI ops of a batch that reuses the last scales: each reducemax + requant_dynamic
-    pair becomes one single-pass ``requant_static`` (SEEDS.md 1, self-adaptive rescaling)."""
+    pair becomes one single-pass ``requant_static`` (docs/seeds.md 1, self-adaptive rescaling)."""
     out: list[Op] = []
     for op in graph.ops:
         if op.kind == "reducemax" and op.name.endswith(".reducemax"):

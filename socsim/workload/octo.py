@@ -1,4 +1,4 @@
-"""Octo INT8 training with loss-aware compensation (SEEDS.md section 5; Zhou et al., ATC '21).
+"""Octo INT8 training with loss-aware compensation (docs/seeds.md section 5; Zhou et al., ATC '21).
 
 Rewrites, per FP32 op of a layer with weights (conv, depthwise conv, fully connected):
 

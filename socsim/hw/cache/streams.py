@@ -212,7 +212,7 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
 def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """Element-wise ops: inputs read and outputs written in contiguous chunks, dealt to threads,
     in as many passes as the kind's ``passes`` (the dynamic requantisation makes two: reduce-max,
-    then reload and shift; SEEDS.md 1)."""
+    then reload and shift; docs/seeds.md 1)."""
     return eltwise_stream(int(op.bytes_read), int(op.bytes_written), threads, line, lookup(op.kind).passes)
 
 

@@ -221,7 +221,7 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
 
 def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """Element-wise ops: inputs read and outputs written in contiguous chunks, dealt to threads.
-    The dynamic requantisation makes two passes (reduce-max, then reload and shift; SEEDS.md 1)."""
+    The dynamic requantisation makes two passes (reduce-max, then reload and shift; docs/seeds.md 1)."""
     rd = max(int(op.bytes_read), 0)
     wr = max(int(op.bytes_written), 0)
     total = max(rd, wr, 1)
