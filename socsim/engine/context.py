@@ -14,6 +14,7 @@ import numpy as np
 from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
 from socsim.engine.oracle import CostOracle
+from socsim.hw import units
 from socsim.hw.units import unit_runs
 from socsim.hw import fastrpc
 from socsim.spec.soc import SocSpec
@@ -130,17 +131,16 @@ class PlanContext:
     def profile(self, op: Op, unit: str, cores: tuple[int, ...] | None = None,
                 freq: str | float | dict = "max", dsp_mhz: float | None = None) -> float:
         """Latency of ``op`` on ``unit`` (seconds; inf if unsupported)."""
-        if unit == "cpu":
+        u = units.unit(unit)
+        if u.host:
             cores = cores or self.cores()
-            cfg = self.oracle.config("cpu", cores=cores, freqs=self.freqs(cores, freq))
-        elif unit == "dsp":
-            if self.soc.dsp is None:
-                return float("inf")
-            cfg = self.oracle.config("dsp", dsp_mhz=dsp_mhz or self.dsp_mhz)
-        else:
-            if self.soc.gpu is None:
-                return float("inf")
-            cfg = self.oracle.config("gpu")
+            cfg = self.oracle.config(unit, cores=cores, freqs=self.freqs(cores, freq))
+        elif not u.present(self.soc):
+            return float("inf")
+        elif unit == "dsp":   # the DSP trains at the workload's clock (dsp.freq_mhz), or dsp_mhz
+            cfg = self.oracle.config(unit, mhz=dsp_mhz or self.dsp_mhz)
+        else:                 # any other unit at its default clock
+            cfg = self.oracle.config(unit)
         return self.oracle.time_s(op, unit, cfg)
 
     def estimate(self, plan, freq: str | float | dict | None = None, temp_c: float | None = None,
