@@ -335,9 +335,11 @@ class _Ops:
 
 
 def mnn_gpu_graph(graph):
-    """``graph`` as MNN's OpenCL backend runs it: an inference graph with its batch norms and
-    activations merged into the convolutions (MNN's converter folds BN into the weights and fuses
-    the activation, as ncnn's ncnnoptimize does: socsim.sched.fusion.fuse); every kernel at
+    """``graph`` as MNN's OpenCL backend runs it: an inference graph with its element-wise ops
+    (activations, residual adds) merged into the kernel before them (MNN's converter fuses the
+    activation, as ncnn's ncnnoptimize does; socsim.sched.fusion.fuse, one asymmetric op per
+    kernel, so a batch norm stays its own kernel where the converters fold it into the weights:
+    not modelled, the fit below absorbs it); every kernel at
     MNN_GPU_KERNEL_EFFICIENCY, gradient convolutions also at MNN's backward slowdown and with
     their geometry-computing traffic (mnn_gpu_backward_traffic)."""
     ops = graph.ops
