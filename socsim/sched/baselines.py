@@ -325,13 +325,18 @@ class MnnFp32Gpu(BaseScheduler):
 
 
 class _Ops:
-    """A graph with its ops replaced (its batch and memory figures kept)."""
+    """A graph with its ops replaced, one for one, or by kernels fused from consecutive ops
+    (``sizes``: how many of the graph's ops each kernel is); its batch and peak kept, each
+    kernel's memory the most any of its ops had in use."""
 
-    def __init__(self, graph, ops: tuple[Op, ...]) -> None:
+    def __init__(self, graph, ops: tuple[Op, ...], sizes: tuple[int, ...] | None = None) -> None:
         self.ops = ops
         self.batch = graph.batch
         self.peak_memory_bytes = graph.peak_memory_bytes
-        self.live_bytes = graph.live_bytes
+        live = graph.live_bytes() if callable(graph.live_bytes) else graph.live_bytes
+        sizes = sizes or (1,) * len(ops)
+        ends = [sum(sizes[:i + 1]) for i in range(len(sizes))]
+        self.live_bytes = tuple(int(max(live[e - n:e])) for e, n in zip(ends, sizes))
 
 
 def mnn_gpu_graph(graph):
@@ -342,9 +347,10 @@ def mnn_gpu_graph(graph):
     not modelled, the fit below absorbs it); every kernel at
     MNN_GPU_KERNEL_EFFICIENCY, gradient convolutions also at MNN's backward slowdown and with
     their geometry-computing traffic (mnn_gpu_backward_traffic)."""
-    ops = graph.ops
+    ops, sizes = graph.ops, None
     if all(op.phase not in BACKWARD_PHASES for op in ops):
         ops = fuse(ops)[0]
+        sizes = tuple(dict(op.params).get("fused", 1) for op in ops)
     ops = tuple(scale_work(op, MNN_GPU_KERNEL_EFFICIENCY * (MNN_GPU_GRAD_CONV_EFFICIENCY if (
         op.phase in BACKWARD_PHASES and op.kind in GEMM_KINDS) else 1.0)) for op in ops)
-    return _Ops(graph, tuple(mnn_gpu_backward_traffic(op) for op in ops))
+    return _Ops(graph, tuple(mnn_gpu_backward_traffic(op) for op in ops), sizes)

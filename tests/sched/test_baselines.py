@@ -102,3 +102,12 @@ def test_tflite_slower_than_mnn_by_at_least_its_preparation():
     assert tfl["per_batch"]["energy_j"] > mnn["per_batch"]["energy_j"]
     gpu = socsim.run("sd865", WL, scheduler="mnn-fp32-gpu").summary
     assert gpu["placement"]["gpu_ops"] == n and gpu["placement"]["cpu_ops"] == 0
+
+
+def test_mnn_gpu_inference_plan_has_one_memory_figure_per_kernel():
+    from socsim.contract.checks import check_plan
+    c = ctx(mode="inference")
+    p = MnnFp32Gpu().plan(c)
+    check_plan(p, SOC, scheduler="mnn-fp32-gpu")   # raises on a step_memory of the wrong length
+    assert len(p.step_memory) == len(p.steps) < len(c.graph("fp32").ops)
+    assert max(p.step_memory) <= p.peak_memory_bytes
