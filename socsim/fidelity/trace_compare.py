@@ -82,7 +82,7 @@ def compare_trace(trace: str | Path, workload: str | Path, soc: str, slice_name:
     qs = [{"name": k, "kind": "quantity", "measured": _r(v), "simulated": _r(sq[k]),
            "error_pct": _r(rel_error_pct(v, sq[k]) if v else None)} for k, v in mq.items() if k in sq]
     pairs = [(q["measured"], q["simulated"]) for q in qs if q["error_pct"] is not None]
-    run_table = {"name": "the run", "compare": "ratios", "n": len(qs),
+    run_table = {"name": "the run", "compare": "quantities", "n": len(qs),
                  "ratio_mape_pct": _r(mape(*_cols(pairs))) if pairs else None,
                  "ratio_tau": _r(kendall_tau_b(*_cols(pairs))) if len(pairs) > 1 else None,
                  "worst": worst([q["name"] for q in qs], [abs(q["error_pct"] or 0) for q in qs], WORST),
