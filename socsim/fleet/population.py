@@ -26,7 +26,7 @@ class Window:
 
     def holds(self, hour: float) -> bool:
         """Whether ``hour`` of the day falls in the window."""
-        return (hour - self.start_h) % 24.0 < self.hours
+        return self.hours >= 24.0 or (hour - self.start_h) % 24.0 < self.hours
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,7 @@ class FleetSpec(StrictModel):
 
 def _check_names(spec: FleetSpec, file: str, lines) -> None:
     """SoC names, schedulers with their options, and the workload itself, as a run would."""
+    from socsim.engine.context import build_graph
     from socsim.sched.registry import create
     from socsim.spec import load_soc, workload_from_dict_located
 
@@ -159,7 +160,8 @@ def _check_names(spec: FleetSpec, file: str, lines) -> None:
                          "the phone's scheduler); leave it out", file=file, field=f"workload.{given[0]}",
                          value=spec.workload[given[0]], line=lines.nearest(("workload", given[0])))
     try:
-        workload_from_dict_located({"name": spec.name, **spec.workload, "batches": 1}, file)
+        wl, _ = workload_from_dict_located({"name": spec.name, **spec.workload, "batches": 1}, file)
+        build_graph(wl.model, tuple(wl.input), wl.num_classes, wl.batch_size, wl.precision, file)
     except InputError as e:
         loc = ("workload",) + tuple(x for x in (e.field or "").split(".") if x)
         raise InputError(e.message, file=file, field=".".join(loc), value=e.value,
