@@ -111,7 +111,7 @@ class Fleet:
     # ------------------------------------------------------------------ the rounds
     def simulate(self, runner: Runner, progress: Callable[[int, int, int], None] | None = None) -> FleetRun:
         """Every round in order; ``progress(round, done, total)`` as a round's runs finish."""
-        spec, plan = self.spec, self.spec.plan
+        plan = self.spec.plan
         amb = self.wl.environment.ambient_c
         state = {c.id: State(c.initial_soc, amb, 0.0) for c in self.clients}
         out = FleetRun(baselines=[b[0] for b in self.baselines])
