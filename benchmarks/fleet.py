@@ -3,7 +3,7 @@ sd865/sd888/sd855) with every client available and selected, on the local pool a
 instance; checks the two give the same results.  Prints wall and CPU seconds (this process and
 its workers; the machine may be shared, so CPU seconds are the steadier figure).
 
-    python benchmarks/fleet.py [--clients 1000] [--rounds 10] [--jobs 2] [--no-ray]
+    python benchmarks/fleet.py [--clients 1000] [--rounds 10] [--jobs 2] [--no-ray] [--no-baselines]
 """
 from __future__ import annotations
 
@@ -53,8 +53,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-ray", action="store_true")
+    ap.add_argument("--no-baselines", action="store_true", help="leave out the example's two baseline schedulers")
     a = ap.parse_args()
     spec = _spec(a.clients, a.rounds)
+    if a.no_baselines:
+        spec = spec.model_copy(update={"baselines": []})
     print(f"fleet: {a.clients} clients x {a.rounds} rounds, all selected; {os.cpu_count()} CPUs", flush=True)
     local = _timed(f"local pool, {a.jobs} processes", spec, jobs=a.jobs)
     if a.no_ray:
