@@ -704,7 +704,7 @@ def fleet(fleet_file, soc_mix, backend, address, jobs, out, json_path, quiet):
                  f"energy {s['energy_j']['total']:.6g} J (radio {s['energy_j']['radio']:.6g} J); "
                  f"{s['engine_runs']} engine runs for {s['client_runs']} client runs",
                  "dropped: " + ", ".join(f"{k} {v}" for k, v in s["dropped"].items())]
-        lines += [f"vs {k}: {v['saving']:+.1%} training energy ({v['energy_j']:.6g} J against "
+        lines += [f"vs {k}: saves {v['saving']:.1%} of the training energy ({v['energy_j']:.6g} J against "
                   f"{v['baseline_energy_j']:.6g} J)" for k, v in s["vs_baselines"].items()]
         if out:
             lines.append(f"wrote {out}/fleet.json, rounds.csv, clients.csv, report.html")
