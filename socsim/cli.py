@@ -661,6 +661,58 @@ def validate(file, soc, scheduler, sets):
 
 
 @main.command()
+@click.argument("fleet_file", metavar="FLEET")
+@click.option("--soc-mix", default=None, metavar="SOC=SHARE,...",
+              help="replace the fleet's phones: e.g. sd865=0.6,sd888=0.4 (each runs population.scheduler)")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--address", default=None, help="Ray cluster: auto or ray://host:port (default: a local instance)")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="local: worker processes; ray: client runs in flight")
+@click.option("--out", default=None, help="directory for fleet.json, rounds.csv, clients.csv, report.html")
+@click.option("--json", "json_path", default=None, help="write the fleet summary JSON here ('-' for stdout)")
+@click.option("--quiet", is_flag=True, help="no console table or progress")
+def fleet(fleet_file, soc_mix, backend, address, jobs, out, json_path, quiet):
+    """Simulate a federated FLEET (a fleet YAML): rounds of many phones' local training."""
+    from socsim.api import dump_json
+    from socsim.fleet import load_fleet, parse_soc_mix, run_fleet
+
+    if not 1 <= jobs <= 1024:
+        raise InputError("must be 1 to 1024", field="--jobs", value=jobs)
+    json_path = _stdout_alias(json_path)
+    _check_outputs(json=json_path)
+    spec = load_fleet(fleet_file, parse_soc_mix(soc_mix) if soc_mix else None)
+    prog = _Progress("fleet", enabled=not quiet and json_path != "-", after_s=0.5, unit="runs",
+                     waiting="starting")
+
+    def progress(r: int, done: int, total: int) -> None:
+        prog.label = f"round {r + 1}/{spec.plan.rounds}"
+        prog(done, total)
+
+    try:
+        res = run_fleet(fleet_file, soc_mix=parse_soc_mix(soc_mix) if soc_mix else None, backend=backend,
+                        jobs=jobs, address=address, out=out, progress=progress)
+    finally:
+        prog.close()
+    if json_path:
+        _write_atomic(json_path, dump_json(res.summary))
+    if not quiet and json_path != "-":
+        s = res.summary
+        p = s["participation"]
+        lines = [f"fleet {s['fleet']}: {s['clients']} clients, {s['rounds']} rounds, "
+                 f"{p['trained']}/{p['selected']} client rounds trained ({p['rate']:.1%}); "
+                 f"round time median {s['round_time_s']['p50']:.3g} s; "
+                 f"energy {s['energy_j']['total']:.6g} J (radio {s['energy_j']['radio']:.6g} J); "
+                 f"{s['engine_runs']} engine runs for {s['client_runs']} client runs",
+                 "dropped: " + ", ".join(f"{k} {v}" for k, v in s["dropped"].items())]
+        lines += [f"vs {k}: saves {v['saving']:.1%} of the training energy ({v['energy_j']:.6g} J against "
+                  f"{v['baseline_energy_j']:.6g} J)" for k, v in s["vs_baselines"].items()]
+        if out:
+            lines.append(f"wrote {out}/fleet.json, rounds.csv, clients.csv, report.html")
+        for line in lines:
+            out_console.print(escape(line))
+
+
+@main.command()
 @click.argument("file", required=False)
 @click.option("--trace", "trace_path", default=None,
               help="a phone's Perfetto trace to compare with a run of --workload on --soc (docs/trace.md)")
