@@ -23,15 +23,15 @@ from socsim.workload.ops import Op
 
 def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str,
                 file: str | None = None, mode: str = "train"):
-    """Model zoo -> training graph -> precision translation (-> its forward pass alone, for
+    """Model (zoo, plugin or ONNX file, relative to the workload ``file``) -> training graph -> precision translation (-> its forward pass alone, for
     ``mode`` inference); model errors become InputErrors."""
     from socsim.workload.graph import forward_only, training_graph
     from socsim.workload.model import ModelError
     from socsim.workload.precision import translate
-    from socsim.workload.zoo import build_model
+    from socsim.workload.models import build_model
 
     try:
-        g = translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+        g = translate(training_graph(build_model(model, input_chw, num_classes, file), batch), precision)
         return forward_only(g) if mode == "inference" else g
     except ModelError as e:
         raise InputError(e.message, file=file, field=e.field, value=e.value) from None
