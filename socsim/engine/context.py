@@ -65,7 +65,18 @@ class PlanContext:
         if g is None:
             g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file,
                                                      w.mode)
+            self._check_fits(g)
         return g
+
+    def _check_fits(self, g) -> None:
+        """The model's parameters, gradients and optimizer state must fit the phone's DRAM before
+        any batch does: an InputError on ``model`` that says so (no batch size could help)."""
+        cap = self.soc.dram.capacity_gb * (1 << 30)
+        if g.persistent_bytes > cap:
+            raise InputError(f"the model's parameters ({g.param_count:,}) with their gradients take "
+                             f"{g.persistent_bytes / (1 << 30):.1f} GiB, more than the "
+                             f"{self.soc.dram.capacity_gb:g} GiB DRAM of {self.soc.name}: no batch size "
+                             "or memory budget fits it", file=self.file, field="model", value=self.workload.model)
 
     def precision_of(self, plan) -> str | None:
         """The precision of the graph a plan's steps were taken from: of the graphs ``graph()``

@@ -112,9 +112,9 @@ def _pin_input(path: str, model: Any, per_sample: tuple[int, ...]) -> str:
     vi = inputs[0]
     dims = _dims(vi)
     if not vi.type.tensor_type.HasField("shape") or len(dims) != 1 + len(per_sample):
-        raise _fail(path, f"input {vi.name!r} has shape {dims}; the workload's input "
-                    f"{list(per_sample)} is per sample, so the model's input needs rank "
-                    f"{1 + len(per_sample)} (batch first)", list(per_sample))
+        raise _fail(path, f"input {vi.name!r} has shape {dims} (batch first): the workload's "
+                    f"per-sample input needs {max(len(dims) - 1, 0)} dimensions, it gives "
+                    f"{list(per_sample)}", list(per_sample))
     if isinstance(dims[0], int) and dims[0] != 1:
         raise _fail(path, f"input {vi.name!r} has a fixed batch of {dims[0]}; export the model "
                     "with batch 1 or a dynamic batch dimension", dims)
