@@ -34,7 +34,7 @@ def _as_def(obj: object) -> ModelDef:
     if isinstance(obj, ModelDef):
         return obj
     if callable(obj):
-        return ModelDef(obj)  # type: ignore[arg-type]
+        return ModelDef(obj)
     raise TypeError(f"expected a socsim.workload.modeldef.ModelDef or a callable "
                     f"build(NetBuilder) -> Model, got {type(obj).__name__}")
 
