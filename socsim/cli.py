@@ -772,5 +772,45 @@ def fidelity(file, trace_path, workload, soc, slice_name, batches, json_path, ma
             out_console.print(escape(f"note: {note}"), soft_wrap=True)
 
 
+@main.group()
+def spec():
+    """Add a phone: the SoC spec's JSON Schema, an annotated template, a check with derived figures."""
+
+
+@spec.command("schema")
+def spec_schema():
+    """Print the JSON Schema of a SoC spec (from socsim's pydantic models)."""
+    from socsim.spec.template import schema
+    click.echo(schema(), nl=False)
+
+
+@spec.command("template")
+@click.option("--from", "reference", default="sd888", show_default=True,
+              help="the shipped SoC (or spec path) whose values fill the template")
+@click.option("--name", default="myphone", show_default=True, help="the new spec's name")
+def spec_template(reference, name):
+    """Print an annotated SoC spec template: every field, its unit and where to look for it
+    (socsim spec template > myphone.yaml; docs/adding-a-phone.md)."""
+    from socsim.spec import load_soc
+    from socsim.spec.template import template
+    click.echo(template(load_soc(reference), name), nl=False)
+
+
+@spec.command("check")
+@click.argument("file")
+def spec_check(file):
+    """Validate a SoC spec and print the figures it implies (peak FLOP/s per cluster, DRAM
+    bandwidth, DSP rate)."""
+    from socsim.spec import load_soc
+    from socsim.spec.template import derived
+    s = load_soc(file)
+    out_console.print(escape(f"ok: SoC spec {s.name} ({s.marketing_name}) from {file}"))
+    from rich.table import Table
+    t = Table("block", "derived figures", box=None)
+    for what, value in derived(s):
+        t.add_row(escape(what), escape(value))
+    out_console.print(t)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
