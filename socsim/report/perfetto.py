@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 from pathlib import Path
 from typing import BinaryIO
 
@@ -318,8 +319,58 @@ def _write_counters(stream: _PacketStream, ts_csv: Path, clusters: dict[str, tup
         _write_android_rows(stream, ts_csv, android)
 
 
+_ANDROID_ROWS = 4096       # rows of timeseries.csv encoded at a time in Android's forms
+
+
 def _write_android_rows(stream: _PacketStream, ts_csv: Path, android: AndroidCounters) -> None:
-    """The Android packets of every row of timeseries.csv (a second streaming pass)."""
+    """The Android packets of every row of timeseries.csv (a second streaming pass), a block
+    of rows at a time through the compiled encoder; a block it cannot take exactly goes through
+    :meth:`AndroidCounters.row` (the reference, :func:`_write_android_rows_py`)."""
+    stream.flush()
+    write = stream._out.write
+    write(android.head())
+    with open(ts_csv, "rb") as f:
+        f.readline()
+        data, pos, eof, line = b"", 0, False, 2     # line: the file's line of the row at pos
+        while not eof:
+            more = f.read(_TS_CHUNK)
+            if not more:
+                eof = True
+                if len(data) > pos and not data.endswith(b"\n"):
+                    more = b"\n"
+            data = data[pos:] + more
+            pos = 0
+            buf = np.frombuffer(data, np.uint8)
+            while True:
+                start = pos
+                try:
+                    pos, vals = android.fast.parse(buf, data, pos, _ANDROID_ROWS)
+                except PARSE_ERRORS as e:
+                    raise malformed(ts_csv, line, e) from None
+                if not len(vals):
+                    break
+                packets = android.block(vals)
+                if packets is None:
+                    packets = _android_rows_py(android, data[start:pos], ts_csv, line)
+                write(packets)
+                line += len(vals)
+
+
+def _android_rows_py(android: AndroidCounters, rows: bytes, ts_csv: Path, line: int) -> bytes:
+    """The reference's packets of the CSV rows ``rows`` (the first on the file's ``line``)."""
+    reader = csv.reader(io.StringIO(rows.decode(), newline=""))
+    out = []
+    try:
+        for fields in reader:
+            out.append(android.row(fields))
+    except (*PARSE_ERRORS, OverflowError) as e:
+        raise malformed(ts_csv, line + reader.line_num - 1, e) from None
+    return b"".join(out)
+
+
+def _write_android_rows_py(stream: _PacketStream, ts_csv: Path, android: AndroidCounters) -> None:
+    """The Android packets of every row of timeseries.csv, row by row in Python (the reference
+    of :func:`_write_android_rows`)."""
     stream.flush()
     write = stream._out.write
     write(android.head())

@@ -143,6 +143,7 @@ class AndroidColumns:
     rails: list[tuple[int, str]]                # (column, rail name)
     battery: list[tuple[int, int]]              # (column, slot in _BATTERY order)
     zones: list[tuple[int, str]]                # (column, thermal zone)
+    ncols: int = 0                              # columns of the header, t_s included
 
     @property
     def taken(self) -> set[int]:
@@ -152,7 +153,7 @@ class AndroidColumns:
 
 def android_columns(header: list[str], clusters: dict[str, tuple[int, ...]]) -> AndroidColumns:
     """Sort the columns of a timeseries.csv header into Android's data sources."""
-    cols = AndroidColumns([], [], [], [])
+    cols = AndroidColumns([], [], [], [], len(header))
     for i, name in enumerate(header):
         if name.startswith("cpufreq.") and name[8:] in clusters:
             cols.freq.append((i, clusters[name[8:]]))
@@ -167,12 +168,23 @@ def android_columns(header: list[str], clusters: dict[str, tuple[int, ...]]) -> 
 
 class AndroidCounters:
     """Turns timeseries.csv rows into Android packets, writing a value only when it changes
-    (cumulative rail energy and the battery every row, as their data sources poll)."""
+    (cumulative rail energy and the battery every row, as their data sources poll).
+
+    :meth:`row` is the reference, one row in Python; :attr:`fast` encodes a block of rows to the
+    same bytes (:mod:`socsim.report.perfetto_android_kernel`), sharing the change state."""
 
     def __init__(self, cols: AndroidColumns, sampling_ms: int = 100) -> None:
+        from socsim.report.perfetto_android_kernel import BlockEncoder
         self._cols = cols
         self._last: dict[int, float] = {}
         self._sampling_ms = sampling_ms
+        self.fast = BlockEncoder(cols.ncols, cols.freq, cols.zones, [c for c, _ in cols.rails],
+                                 cols.battery)
+
+    def block(self, vals) -> bytes | None:
+        """The packets of a block of rows parsed by ``self.fast.parse`` (None: the reference
+        must take them, :meth:`row` by row)."""
+        return self.fast.encode(vals, self._last)
 
     def head(self) -> bytes:
         """The rail descriptors (the importer needs them before the first energy sample)."""
