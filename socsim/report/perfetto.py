@@ -34,8 +34,8 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
 from socsim.hw import units
-from socsim.report.perfetto_android import (AndroidCounters, SchedWriter, android_columns,
-                                            cluster_cpus)
+from socsim.report.perfetto_android import AndroidCounters, android_columns, cluster_cpus
+from socsim.report.perfetto_android_kernel import SchedRuns
 from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
                                   malformed, timeseries_header)
 
@@ -174,10 +174,11 @@ class _SliceTracks:
 
 def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) -> None:
     """One begin/end pair per ops.csv row, annotated with batch, phase and kind; the rows on
-    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`SchedWriter`)."""
+    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`SchedRuns`, the
+    bulk encoder of :class:`~socsim.report.perfetto_android.SchedWriter`)."""
     if not ops_csv.exists():
         return
-    sched = SchedWriter()
+    sched = SchedRuns()
     cpu_of: dict[str, int | None] = {}
     a_batch, a_phase, a_kind = (stream.intern("debug_annotation_names", n)
                                 for n in ("batch", "phase", "kind"))
@@ -185,7 +186,12 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
     tails: dict[tuple[int, str, str, str], int] = {}  # (uuid, name, phase, kind) -> id of tail
     ends: dict[int, int] = {}                         # uuid -> id of its end event
     pending = _SliceBatch(stream)
-    stream.drain = pending.drain
+
+    def drain() -> None:   # the sched packets queued since the last flush, then the slices
+        sched.drain(stream.raw)
+        pending.drain()
+
+    stream.drain = drain
     rows = pending.rows
     try:
         with open(ops_csv, newline="") as f:
@@ -205,9 +211,7 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
                     if cpu == -1:
                         cpu = cpu_of[track] = units.core_of_track(track)
                     if cpu is not None:
-                        switch = sched.op(cpu, t0, t1)
-                        if switch:
-                            stream.raw.append(switch)
+                        sched.op(cpu, t0, t1)
                     tail = tails.get((uuid, name, phase, kind))
                     if tail is None:
                         ann = (annotation_str(a_phase, stream.intern(_STR, phase))
@@ -223,7 +227,7 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
                         stream.flush()
             except PARSE_ERRORS as e:
                 raise malformed(ops_csv, reader.line_num, e, OPS_COLUMNS) from None
-        stream.raw.append(sched.close())
+        sched.close()
         stream.flush()
     finally:
         stream.drain = None

@@ -330,3 +330,93 @@ class BlockEncoder:
         for z, (c, _) in enumerate(self.zones):
             last[c] = int(milli[-1, z])
         return out[:size].tobytes()
+
+
+# ------------------------------------------------------------------ sched_switch / cpu_idle
+
+@nb.njit(cache=True, nogil=True)
+def _sched_rows(cpu: np.ndarray, which: np.ndarray, t0: np.ndarray, t1: np.ndarray,
+                table: np.ndarray, off: np.ndarray, out: np.ndarray) -> int:
+    """The packets of :meth:`SchedWriter._run` for every run: CPU ``cpu[r]``'s ftrace bundle of
+    four events, at t0, t0, t1, t1, whose bytes after their timestamp are
+    ``table[off[w, k]:off[w, k + 1]]`` (``w = which[r]``, k = 0..3).  Returns bytes written."""
+    o = 0
+    for r in range(len(cpu)):
+        a, b, w = t0[r], t1[r], which[r]
+        la, lb = _vlen(a), _vlen(b)
+        events = 0
+        for k in range(4):
+            inner = 1 + (la if k < 2 else lb) + off[w, k + 1] - off[w, k]
+            events += 1 + _vlen(inner) + inner
+        o = _packet_head(out, o, a, 0x0A, -1, 1 + _vlen(cpu[r]) + events)
+        out[o] = 0x08                     # FtraceEventBundle.cpu
+        o = _put(out, o + 1, cpu[r])
+        for k in range(4):
+            s, e = off[w, k], off[w, k + 1]
+            inner = 1 + (la if k < 2 else lb) + e - s
+            out[o] = 0x12                 # FtraceEventBundle.event
+            o = _put(out, o + 1, inner)
+            out[o] = 0x08                 # FtraceEvent.timestamp
+            o = _put(out, o + 1, a if k < 2 else b)
+            for i in range(s, e):
+                out[o] = table[i]
+                o += 1
+    return o
+
+
+def _after_timestamp(event: bytes) -> bytes:
+    """The bytes of an encoded FtraceEventBundle.event at timestamp 0 after its timestamp field."""
+    k = 1
+    while event[k] & 0x80:
+        k += 1
+    if event[k + 1:k + 3] != b"\x08\x00":
+        raise AssertionError("an ftrace event does not start with its timestamp")
+    return event[k + 3:]
+
+
+class SchedRuns:
+    """:class:`~socsim.report.perfetto_android.SchedWriter` (the reference) with its packets
+    encoded in bulk: :meth:`op` and :meth:`close` only queue the runs they end, and
+    :meth:`drain` appends the queue's packets, in order, to a list of packets."""
+
+    def __init__(self) -> None:
+        self._open: dict[int, list[int]] = {}
+        self._runs: list[tuple[int, int, int]] = []
+
+    def op(self, cpu: int, t0: int, t1: int) -> None:
+        run = self._open.get(cpu)
+        if run is not None and t0 <= run[1]:
+            if t1 > run[1]:
+                run[1] = t1
+            return
+        self._open[cpu] = [t0, t1]
+        if run is not None:
+            self._runs.append((cpu, run[0], run[1]))
+
+    def close(self) -> None:
+        self._runs.extend((cpu, run[0], run[1]) for cpu, run in sorted(self._open.items()))
+        self._open.clear()
+
+    @staticmethod
+    def _events(cpu: int) -> list[bytes]:
+        """CPU ``cpu``'s four events of a run (SchedWriter._run's) after their timestamps."""
+        from socsim.report.perfetto_android import IDLE_COMM, IDLE_EXIT, cpu_idle, sched_switch
+        thread, idle = (f"cpu{cpu}", 100 + cpu), (IDLE_COMM, 0)
+        return [_after_timestamp(e) for e in (cpu_idle(0, cpu, IDLE_EXIT), sched_switch(0, idle, thread, 0),
+                                              sched_switch(0, thread, idle, 1), cpu_idle(0, cpu, 0))]
+
+    def drain(self, raw: list[bytes]) -> None:
+        if not self._runs:
+            return
+        cpu, t0, t1 = (np.array(c, np.int64) for c in zip(*self._runs))
+        self._runs.clear()
+        cpus, which = np.unique(cpu, return_inverse=True)
+        pieces = [p for c in cpus for p in self._events(int(c))]
+        table = np.frombuffer(b"".join(pieces), np.uint8)
+        lens = np.array([len(p) for p in pieces], np.int64).reshape(len(cpus), 4)
+        off = np.zeros((len(cpus), 5), np.int64)
+        off[:, 1:] = np.cumsum(lens, axis=1)
+        off += np.concatenate([[0], np.cumsum(lens.sum(axis=1))[:-1]])[:, None]
+        out = np.empty(len(cpu) * 128 + int(lens.sum(axis=1)[which].sum()), np.uint8)
+        n = _sched_rows(cpu, which.astype(np.int64), t0, t1, table, off, out)
+        raw.append(out[:n].tobytes())

@@ -1,6 +1,7 @@
-"""The compiled Android packets of timeseries.csv (socsim/report/perfetto_android_kernel.py)
-against the row-by-row reference (AndroidCounters.row): the same bytes, block boundaries and
-read chunks anywhere, values the kernel hands back to the reference included."""
+"""The compiled Android packets (socsim/report/perfetto_android_kernel.py) against their
+references: timeseries.csv's blocks against AndroidCounters.row (block boundaries and read
+chunks anywhere, values the kernel hands back to the reference included), the sched_switch
+runs against SchedWriter, and whole traces of a synthetic and a real run."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,7 +13,8 @@ import socsim
 from socsim.errors import InputError
 from socsim.report import perfetto
 from socsim.report.perfetto import write_perfetto
-from socsim.report.perfetto_android import AndroidCounters, android_columns
+from socsim.report.events import StreamRecorder
+from socsim.report.perfetto_android import AndroidCounters, SchedWriter, android_columns
 
 from report_synthetic import SyntheticRun
 
@@ -100,10 +102,53 @@ def test_unencodable_value_is_bad_input(tmp_path: Path, column: int, value: str)
         _android(ts, tmp_path / "fast.bin", perfetto._write_android_rows)
 
 
+class _ReferenceSched:
+    """SchedWriter's packets as _write_slices took them before the bulk encoder: appended as
+    each run ends, before the slices of the same flush."""
+
+    def __init__(self) -> None:
+        self._w, self._queue = SchedWriter(), []
+
+    def op(self, cpu: int, t0: int, t1: int) -> None:
+        packets = self._w.op(cpu, t0, t1)
+        if packets:
+            self._queue.append(packets)
+
+    def close(self) -> None:
+        self._queue.append(self._w.close())
+
+    def drain(self, raw: list[bytes]) -> None:
+        raw.extend(self._queue)
+        self._queue.clear()
+
+
+@pytest.mark.parametrize("chunk", [5, 1 << 14])
+def test_sched_runs_match_sched_writer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Runs of back-to-back and overlapping ops on several CPUs (times up to 10-byte varints),
+    flushed anywhere: the bulk encoder writes SchedWriter's bytes."""
+    rec = StreamRecorder(tmp_path)
+    rng = np.random.default_rng(7)
+    t = 0.0
+    for k in range(400):
+        cpu = int(rng.choice([0, 3, 4, 7, 12]))
+        dur = float(rng.choice([0.001, 0.01, 0.5]))
+        rec.op_slice(f"cpu{cpu}", f"op{k % 9}", "conv2d", k // 40, "forward", t, dur)
+        rec.op_slice("dsp", "q", "conv2d", k // 40, "forward", t, dur)
+        t += float(rng.choice([0.0, dur, dur / 2, 1e3 * rng.random()]))
+    rec.close()
+    monkeypatch.setattr(perfetto, "_CHUNK", chunk)
+    write_perfetto(tmp_path, tmp_path / "fast.perfetto-trace")
+    monkeypatch.setattr(perfetto, "SchedRuns", _ReferenceSched)
+    write_perfetto(tmp_path, tmp_path / "ref.perfetto-trace")
+    ref = (tmp_path / "ref.perfetto-trace").read_bytes()
+    assert (tmp_path / "fast.perfetto-trace").read_bytes() == ref and ref.count(b"swapper") > 300
+
+
 def _both(run_dir: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, bytes]:
     write_perfetto(run_dir, tmp / "fast.perfetto-trace")
     with monkeypatch.context() as m:
         m.setattr(perfetto, "_write_android_rows", perfetto._write_android_rows_py)
+        m.setattr(perfetto, "SchedRuns", _ReferenceSched)
         write_perfetto(run_dir, tmp / "ref.perfetto-trace")
     return (tmp / "fast.perfetto-trace").read_bytes(), (tmp / "ref.perfetto-trace").read_bytes()
 
