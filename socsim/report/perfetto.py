@@ -34,8 +34,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
 from socsim.hw import units
-from socsim.report.perfetto_android import AndroidCounters, android_columns, cluster_cpus
-from socsim.report.perfetto_android_kernel import SchedRuns
+from socsim.report.perfetto_android import AndroidCounters, SchedRuns, android_columns, cluster_cpus
 from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
                                   malformed, timeseries_header)
 
@@ -174,8 +173,8 @@ class _SliceTracks:
 
 def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) -> None:
     """One begin/end pair per ops.csv row, annotated with batch, phase and kind; the rows on
-    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`SchedRuns`, the
-    bulk encoder of :class:`~socsim.report.perfetto_android.SchedWriter`)."""
+    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`~socsim.report.perfetto_android.SchedRuns`,
+    the bulk encoder of :class:`~socsim.report.perfetto_android.SchedWriter`)."""
     if not ops_csv.exists():
         return
     sched = SchedRuns()
