@@ -546,7 +546,10 @@ def _point_notes(rows: list[dict], quiet: bool, show: int = 3) -> list[str]:
 
 @main.command()
 @click.argument("run_dir")
-def report(run_dir):
+@click.option("--phone-trace", default=None, metavar="TRACE",
+              help="a phone's Perfetto trace: draw its CPU frequency, rail power and temperature "
+                   "beside the simulated ones in report.html")
+def report(run_dir, phone_trace):
     """Regenerate the trace and HTML report of a run directory (from socsim run --out)."""
     from socsim.report.html import read_summary
     from socsim.report.writers import missing_inputs, write_reports
@@ -560,7 +563,7 @@ def report(run_dir):
         read_summary(d / "summary.json")
         for warning in missing_inputs(d):
             err_console.print(escape(f"warning: {warning}"), soft_wrap=True)
-        written = write_reports(d)
+        written = write_reports(d, phone_trace=phone_trace)
     except OSError as e:
         raise InputError(f"cannot read or write a file of the run directory: {e.strerror or e}",
                          file=e.filename, field="RUN_DIR", value=run_dir) from None

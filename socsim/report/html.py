@@ -233,6 +233,118 @@ def _timeline_chart(slices: list, batch: int | None) -> Figure | None:
     return fig
 
 
+# ---------------------------------------------------------------- simulated vs measured
+
+#: the charts of a phone trace beside the simulation (``--phone-trace``)
+PHONE_CHART_IDS = ("chart-vs-cpufreq", "chart-vs-power", "chart-vs-temperature")
+
+
+def _vs_axes(ylabel: str) -> tuple[Figure, Any]:
+    fig, ax = _figure()
+    ax.set_xlabel("time (s): simulated from the run's start, measured from the trace's first timestamp")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def _measured(ax: Any, t: list[float], y: list[float], end_s: float, colour: str, label: str,
+              steps: bool) -> None:
+    """A measured curve, dashed; a step curve holds its last value to the trace's end."""
+    if not t:
+        return
+    t_a, y_a = np.asarray(t, float), np.asarray(y, float)
+    if steps and end_s > t_a[-1]:
+        t_a, y_a = np.append(t_a, end_s), np.append(y_a, y_a[-1])
+    _plot_series(ax, t_a, y_a, steps, color=colour, linestyle="--", linewidth=1.2, label=label)
+
+
+def _legend(ax: Any) -> None:
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _vs_cpufreq(ts: TimeSeries, phone: Any, clusters: dict[str, tuple[int, ...]]) -> Figure | None:
+    """Each cluster's simulated frequency and the measured frequency of its first CPU in the
+    trace (one colour per cluster); CPUs of no cluster of the run's SoC on their own."""
+    cols = ts.select("cpufreq") if len(ts) else []
+    if not cols and not phone.freq_khz:
+        return None
+    fig, ax = _vs_axes("frequency (MHz)")
+    shown: set[int] = set()
+    for k, c in enumerate(cols):
+        name = c[len("cpufreq."):]
+        colour = f"C{k % 10}"
+        _plot_series(ax, ts.t_s, ts.column(c), True, color=colour, linewidth=1, label=f"{name} (simulated)")
+        cpu = next((n for n in clusters.get(name, ()) if n in phone.freq_khz), None)
+        if cpu is not None:
+            shown.update(clusters[name])
+            t, khz = phone.freq_khz[cpu]
+            _measured(ax, t, [v / 1000 for v in khz], phone.end_s, colour, f"{name} (measured, cpu{cpu})", True)
+    for k, cpu in enumerate(n for n in phone.freq_khz if n not in shown):
+        t, khz = phone.freq_khz[cpu]
+        _measured(ax, t, [v / 1000 for v in khz], phone.end_s, f"C{(len(cols) + k) % 10}",
+                  f"cpu{cpu} (measured)", True)
+    _legend(ax)
+    return fig
+
+
+def _vs_power(ts: TimeSeries, phone: Any) -> Figure | None:
+    """The simulated rails' total power (black) and each rail, and the measured rails (dashed;
+    their total in black when they were sampled together).  The phone's rails are its own
+    (ODPM names), so rails are not paired by name."""
+    cols = ts.select("power.", "_mw") if len(ts) else []
+    rails = {r: tp for r, tp in phone.rail_power_mw.items() if tp[0]}
+    if not cols and not rails:
+        return None
+    fig, ax = _vs_axes("power (mW)")
+    for k, c in enumerate(cols):
+        _plot_series(ax, ts.t_s, ts.column(c), True, color=f"C{k % 10}", linewidth=0.8,
+                     label=f"{c[len('power.'):-len('_mw')]} (simulated)")
+    if len(cols) > 1:
+        total = ts.values[:, [ts.columns.index(c) for c in cols]].sum(axis=1)
+        _plot_series(ax, ts.t_s, total, True, color="black", linewidth=1.4, label="total (simulated)")
+    for k, (rail, (t, p)) in enumerate(rails.items()):
+        _measured(ax, t, p, phone.end_s, f"C{(len(cols) + k) % 10}", f"{rail} (measured)", True)
+    times = [tuple(t) for t, _ in rails.values()]
+    if len(rails) > 1 and len(set(times)) == 1:
+        total = np.sum([p for _, p in rails.values()], axis=0)
+        _measured(ax, list(times[0]), list(total), phone.end_s, "black", "total (measured)", True)
+    _legend(ax)
+    return fig
+
+
+def _vs_temperature(ts: TimeSeries, phone: Any) -> Figure | None:
+    """Simulated and measured zone temperatures, one colour per zone name (a zone the phone
+    and the SoC spec name alike is drawn in one colour, solid and dashed)."""
+    cols = [c for c in ts.columns if c.endswith(" Temperature")] if len(ts) else []
+    zones = list(dict.fromkeys([c[:-len(" Temperature")] for c in cols] + list(phone.temp_c)))
+    if not zones:
+        return None
+    fig, ax = _vs_axes("temperature (C)")
+    for k, zone in enumerate(zones):
+        colour = f"C{k % 10}"
+        if f"{zone} Temperature" in cols:
+            _plot_series(ax, ts.t_s, ts.column(f"{zone} Temperature"), False, color=colour,
+                         linewidth=1, label=f"{zone} (simulated)")
+        if zone in phone.temp_c:
+            t, c = phone.temp_c[zone]
+            _measured(ax, t, c, phone.end_s, colour, f"{zone} (measured)", True)
+    _legend(ax)
+    return fig
+
+
+def _phone_sections(run_dir: Path, ts: TimeSeries, phone: Any, name: str) -> str:
+    from socsim.report.perfetto_android import cluster_cpus
+
+    head = (f"<h2>Simulated and measured: {html.escape(name)}</h2>"
+            '<p>Solid lines: this run; dashed: the phone\'s trace.</p>\n')
+    return head + "".join((
+        _section("chart-vs-cpufreq", "CPU frequency, simulated and measured",
+                 _vs_cpufreq(ts, phone, cluster_cpus(run_dir))),
+        _section("chart-vs-power", "Rail power, simulated and measured", _vs_power(ts, phone)),
+        _section("chart-vs-temperature", "Temperature, simulated and measured",
+                 _vs_temperature(ts, phone))))
+
+
 # ---------------------------------------------------------------- page
 
 def _flatten(d: dict, prefix: str = "") -> Iterable[tuple[str, Any]]:
@@ -312,8 +424,11 @@ def _notes(summary: dict) -> str:
     return "<div class=\"notes\">" + "".join(f"<p>{html.escape(n)}</p>" for n in found) + "</div>\n"
 
 
-def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
-    """The report page of the run in ``run_dir`` as a string."""
+def render_html(run_dir: Path, batch_for_timeline: int | None = None, phone: Any = None,
+                phone_name: str = "") -> str:
+    """The report page of the run in ``run_dir`` as a string; ``phone`` (the
+    :class:`~socsim.report.trace_reader.TraceSeries` of a phone's trace named ``phone_name``)
+    adds its curves beside the simulated ones."""
     run_dir = Path(run_dir)
     summary = read_summary(run_dir / "summary.json") if (run_dir / "summary.json").exists() else {}
     ts = load_timeseries(run_dir)
@@ -339,11 +454,14 @@ def render_html(run_dir: Path, batch_for_timeline: int | None = None) -> str:
         _section("chart-per-batch", "Time and energy per batch",
                  _per_batch_chart(per_batch(run_dir, ts, extents))),
         _section("chart-timeline", f"Op timeline, batch {chosen}", _timeline_chart(slices, chosen)),
+        _phone_sections(run_dir, ts, phone, phone_name) if phone is not None else "",
         "</body></html>\n",
     ]
     return "".join(parts)
 
 
-def write_html(run_dir: Path, out_path: Path, batch_for_timeline: int | None = None) -> None:
+def write_html(run_dir: Path, out_path: Path, batch_for_timeline: int | None = None,
+               phone: Any = None, phone_name: str = "") -> None:
     """Write the self-contained HTML report of ``run_dir`` to ``out_path``."""
-    Path(out_path).write_text(render_html(run_dir, batch_for_timeline), encoding="utf-8")
+    Path(out_path).write_text(render_html(run_dir, batch_for_timeline, phone, phone_name),
+                              encoding="utf-8")

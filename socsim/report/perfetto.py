@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 from pathlib import Path
 from typing import BinaryIO
 
@@ -33,8 +34,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
 from socsim.hw import units
-from socsim.report.perfetto_android import (AndroidCounters, SchedWriter, android_columns,
-                                            cluster_cpus)
+from socsim.report.perfetto_android import AndroidCounters, SchedRuns, android_columns, cluster_cpus
 from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
                                   malformed, timeseries_header)
 
@@ -173,10 +173,11 @@ class _SliceTracks:
 
 def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) -> None:
     """One begin/end pair per ops.csv row, annotated with batch, phase and kind; the rows on
-    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`SchedWriter`)."""
+    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`~socsim.report.perfetto_android.SchedRuns`,
+    the bulk encoder of :class:`~socsim.report.perfetto_android.SchedWriter`)."""
     if not ops_csv.exists():
         return
-    sched = SchedWriter()
+    sched = SchedRuns()
     cpu_of: dict[str, int | None] = {}
     a_batch, a_phase, a_kind = (stream.intern("debug_annotation_names", n)
                                 for n in ("batch", "phase", "kind"))
@@ -184,7 +185,12 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
     tails: dict[tuple[int, str, str, str], int] = {}  # (uuid, name, phase, kind) -> id of tail
     ends: dict[int, int] = {}                         # uuid -> id of its end event
     pending = _SliceBatch(stream)
-    stream.drain = pending.drain
+
+    def drain() -> None:   # the sched packets queued since the last flush, then the slices
+        sched.drain(stream.raw)
+        pending.drain()
+
+    stream.drain = drain
     rows = pending.rows
     try:
         with open(ops_csv, newline="") as f:
@@ -204,9 +210,7 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
                     if cpu == -1:
                         cpu = cpu_of[track] = units.core_of_track(track)
                     if cpu is not None:
-                        switch = sched.op(cpu, t0, t1)
-                        if switch:
-                            stream.raw.append(switch)
+                        sched.op(cpu, t0, t1)
                     tail = tails.get((uuid, name, phase, kind))
                     if tail is None:
                         ann = (annotation_str(a_phase, stream.intern(_STR, phase))
@@ -222,7 +226,7 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
                         stream.flush()
             except PARSE_ERRORS as e:
                 raise malformed(ops_csv, reader.line_num, e, OPS_COLUMNS) from None
-        stream.raw.append(sched.close())
+        sched.close()
         stream.flush()
     finally:
         stream.drain = None
@@ -318,8 +322,58 @@ def _write_counters(stream: _PacketStream, ts_csv: Path, clusters: dict[str, tup
         _write_android_rows(stream, ts_csv, android)
 
 
+_ANDROID_ROWS = 4096       # rows of timeseries.csv encoded at a time in Android's forms
+
+
 def _write_android_rows(stream: _PacketStream, ts_csv: Path, android: AndroidCounters) -> None:
-    """The Android packets of every row of timeseries.csv (a second streaming pass)."""
+    """The Android packets of every row of timeseries.csv (a second streaming pass), a block
+    of rows at a time through the compiled encoder; a block it cannot take exactly goes through
+    :meth:`AndroidCounters.row` (the reference, :func:`_write_android_rows_py`)."""
+    stream.flush()
+    write = stream._out.write
+    write(android.head())
+    with open(ts_csv, "rb") as f:
+        f.readline()
+        data, pos, eof, line = b"", 0, False, 2     # line: the file's line of the row at pos
+        while not eof:
+            more = f.read(_TS_CHUNK)
+            if not more:
+                eof = True
+                if len(data) > pos and not data.endswith(b"\n"):
+                    more = b"\n"
+            data = data[pos:] + more
+            pos = 0
+            buf = np.frombuffer(data, np.uint8)
+            while True:
+                start = pos
+                try:
+                    pos, vals = android.fast.parse(buf, data, pos, _ANDROID_ROWS)
+                except PARSE_ERRORS as e:
+                    raise malformed(ts_csv, line, e) from None
+                if not len(vals):
+                    break
+                packets = android.block(vals)
+                if packets is None:
+                    packets = _android_rows_py(android, data[start:pos], ts_csv, line)
+                write(packets)
+                line += len(vals)
+
+
+def _android_rows_py(android: AndroidCounters, rows: bytes, ts_csv: Path, line: int) -> bytes:
+    """The reference's packets of the CSV rows ``rows`` (the first on the file's ``line``)."""
+    reader = csv.reader(io.StringIO(rows.decode(), newline=""))
+    out = []
+    try:
+        for fields in reader:
+            out.append(android.row(fields))
+    except (*PARSE_ERRORS, OverflowError) as e:
+        raise malformed(ts_csv, line + reader.line_num - 1, e) from None
+    return b"".join(out)
+
+
+def _write_android_rows_py(stream: _PacketStream, ts_csv: Path, android: AndroidCounters) -> None:
+    """The Android packets of every row of timeseries.csv, row by row in Python (the reference
+    of :func:`_write_android_rows`)."""
     stream.flush()
     write = stream._out.write
     write(android.head())

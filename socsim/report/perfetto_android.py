@@ -25,7 +25,10 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from socsim.errors import InputError
+from socsim.report.perfetto_android_kernel import BlockEncoder, _sched_rows
 from socsim.report.perfetto_encode import SEQUENCE_ID, _key, _sub, _varint
 
 #: the idle task's comm (pid 0), as the kernel names it in sched_switch
@@ -143,6 +146,7 @@ class AndroidColumns:
     rails: list[tuple[int, str]]                # (column, rail name)
     battery: list[tuple[int, int]]              # (column, slot in _BATTERY order)
     zones: list[tuple[int, str]]                # (column, thermal zone)
+    ncols: int = 0                              # columns of the header, t_s included
 
     @property
     def taken(self) -> set[int]:
@@ -152,7 +156,7 @@ class AndroidColumns:
 
 def android_columns(header: list[str], clusters: dict[str, tuple[int, ...]]) -> AndroidColumns:
     """Sort the columns of a timeseries.csv header into Android's data sources."""
-    cols = AndroidColumns([], [], [], [])
+    cols = AndroidColumns([], [], [], [], len(header))
     for i, name in enumerate(header):
         if name.startswith("cpufreq.") and name[8:] in clusters:
             cols.freq.append((i, clusters[name[8:]]))
@@ -167,12 +171,22 @@ def android_columns(header: list[str], clusters: dict[str, tuple[int, ...]]) -> 
 
 class AndroidCounters:
     """Turns timeseries.csv rows into Android packets, writing a value only when it changes
-    (cumulative rail energy and the battery every row, as their data sources poll)."""
+    (cumulative rail energy and the battery every row, as their data sources poll).
+
+    :meth:`row` is the reference, one row in Python; :attr:`fast` encodes a block of rows to the
+    same bytes (:mod:`socsim.report.perfetto_android_kernel`), sharing the change state."""
 
     def __init__(self, cols: AndroidColumns, sampling_ms: int = 100) -> None:
         self._cols = cols
         self._last: dict[int, float] = {}
         self._sampling_ms = sampling_ms
+        self.fast = BlockEncoder(cols.ncols, cols.freq, cols.zones, [c for c, _ in cols.rails],
+                                 cols.battery)
+
+    def block(self, vals) -> bytes | None:
+        """The packets of a block of rows parsed by ``self.fast.parse`` (None: the reference
+        must take them, :meth:`row` by row)."""
+        return self.fast.encode(vals, self._last)
 
     def head(self) -> bytes:
         """The rail descriptors (the importer needs them before the first energy sample)."""
@@ -244,3 +258,60 @@ class SchedWriter:
         events = (cpu_idle(t0, cpu, IDLE_EXIT) + sched_switch(t0, idle, thread, 0)
                   + sched_switch(t1, thread, idle, 1) + cpu_idle(t1, cpu, 0))
         return ftrace_bundle(t0, cpu, events)
+
+
+def _after_timestamp(event: bytes) -> bytes:
+    """The bytes of an encoded FtraceEventBundle.event at timestamp 0 after its timestamp field."""
+    k = 1
+    while event[k] & 0x80:
+        k += 1
+    if event[k + 1:k + 3] != b"\x08\x00":
+        raise AssertionError("an ftrace event does not start with its timestamp")
+    return event[k + 3:]
+
+
+class SchedRuns:
+    """:class:`SchedWriter` (the reference) with its packets
+    encoded in bulk: :meth:`op` and :meth:`close` only queue the runs they end, and
+    :meth:`drain` appends the queue's packets, in order, to a list of packets."""
+
+    def __init__(self) -> None:
+        self._open: dict[int, list[int]] = {}
+        self._runs: list[tuple[int, int, int]] = []
+
+    def op(self, cpu: int, t0: int, t1: int) -> None:
+        run = self._open.get(cpu)
+        if run is not None and t0 <= run[1]:
+            if t1 > run[1]:
+                run[1] = t1
+            return
+        self._open[cpu] = [t0, t1]
+        if run is not None:
+            self._runs.append((cpu, run[0], run[1]))
+
+    def close(self) -> None:
+        self._runs.extend((cpu, run[0], run[1]) for cpu, run in sorted(self._open.items()))
+        self._open.clear()
+
+    @staticmethod
+    def _events(cpu: int) -> list[bytes]:
+        """CPU ``cpu``'s four events of a run (SchedWriter._run's) after their timestamps."""
+        thread, idle = (f"cpu{cpu}", 100 + cpu), (IDLE_COMM, 0)
+        return [_after_timestamp(e) for e in (cpu_idle(0, cpu, IDLE_EXIT), sched_switch(0, idle, thread, 0),
+                                              sched_switch(0, thread, idle, 1), cpu_idle(0, cpu, 0))]
+
+    def drain(self, raw: list[bytes]) -> None:
+        if not self._runs:
+            return
+        cpu, t0, t1 = (np.array(c, np.int64) for c in zip(*self._runs))
+        self._runs.clear()
+        cpus, which = np.unique(cpu, return_inverse=True)
+        pieces = [p for c in cpus for p in self._events(int(c))]
+        table = np.frombuffer(b"".join(pieces), np.uint8)
+        lens = np.array([len(p) for p in pieces], np.int64).reshape(len(cpus), 4)
+        off = np.zeros((len(cpus), 5), np.int64)
+        off[:, 1:] = np.cumsum(lens, axis=1)
+        off += np.concatenate([[0], np.cumsum(lens.sum(axis=1))[:-1]])[:, None]
+        out = np.empty(len(cpu) * 128 + int(lens.sum(axis=1)[which].sum()), np.uint8)
+        n = _sched_rows(cpu, which.astype(np.int64), t0, t1, table, off, out)
+        raw.append(out[:n].tobytes())

@@ -23,6 +23,18 @@ from socsim.errors import InputError
 
 
 @dataclass
+class TraceSeries:
+    """The curves of a trace, times in seconds from its earliest timestamp: each CPU's
+    frequency events (kHz), each rail's mean power over each interval between its energy
+    samples (mW, stamped at the interval's start), each zone's temperature events (deg C)."""
+
+    freq_khz: dict[int, tuple[list[float], list[int]]] = field(default_factory=dict)
+    rail_power_mw: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    temp_c: dict[str, tuple[list[float], list[float]]] = field(default_factory=dict)
+    end_s: float = 0.0
+
+
+@dataclass
 class TraceMeasurements:
     """What one trace measured (times in seconds, as Perfetto's units otherwise)."""
 
@@ -32,6 +44,7 @@ class TraceMeasurements:
     battery_discharge_uah: int | None = None
     peak_temp_c: dict[str, float] = field(default_factory=dict)
     span_s: float = 0.0
+    series: TraceSeries = field(default_factory=TraceSeries)
 
 
 def _varint(f: BinaryIO, path: str) -> int | None:
@@ -103,7 +116,9 @@ def read_trace(path: Path | str, slice_name: str) -> TraceMeasurements:
     energy: dict[str, list[tuple[int, int]]] = defaultdict(list)
     charge: list[tuple[int, int]] = []
     peaks: dict[str, int] = {}
+    temps: dict[str, list[tuple[int, int]]] = defaultdict(list)
     first = last = None
+    origin = None    # the earliest timestamp, of a packet or of an ftrace event
     for p in packets(path):
         seq = p.trusted_packet_sequence_id
         if p.sequence_flags & TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
@@ -124,12 +139,14 @@ def read_trace(path: Path | str, slice_name: str) -> TraceMeasurements:
         for e in p.ftrace_events.event:
             et = e.timestamp
             last = et if last is None else max(last, et)
+            origin = et if origin is None else min(origin, et)
             which = e.WhichOneof("event")
             if which == "cpu_frequency":
                 freq[e.cpu_frequency.cpu_id].append((et, e.cpu_frequency.state))
             elif which == "thermal_temperature":
                 z = e.thermal_temperature
                 peaks[z.thermal_zone] = max(peaks.get(z.thermal_zone, z.temp), z.temp)
+                temps[z.thermal_zone].append((et, z.temp))
             elif which == "print":
                 parts = e.print.buf.rstrip("\n").split("|")
                 if parts[0] == "B" and len(parts) >= 3:
@@ -162,4 +179,27 @@ def read_trace(path: Path | str, slice_name: str) -> TraceMeasurements:
         charge.sort()
         out.battery_discharge_uah = charge[0][1] - charge[-1][1]
     out.peak_temp_c = {z: v / 1000 for z, v in sorted(peaks.items())}
+    starts = [x for x in (first, origin) if x is not None]
+    origin = min(starts) if starts else 0
+    out.series = _series(origin, end, freq, energy, temps)
+    return out
+
+
+def _series(origin: int, end: int, freq: dict[int, list[tuple[int, int]]],
+            energy: dict[str, list[tuple[int, int]]],
+            temps: dict[str, list[tuple[int, int]]]) -> TraceSeries:
+    """The curves of :class:`TraceSeries` from the (sorted) events read."""
+    out = TraceSeries(end_s=max(0, end - origin) / 1e9)
+    for cpu, evs in sorted(freq.items()):
+        out.freq_khz[cpu] = ([(t - origin) / 1e9 for t, _ in evs], [k for _, k in evs])
+    for rail, samples in sorted(energy.items()):
+        t, p = [], []
+        for (t0, e0), (t1, e1) in zip(samples, samples[1:]):
+            if t1 > t0:
+                t.append((t0 - origin) / 1e9)
+                p.append((e1 - e0) / ((t1 - t0) / 1e9) / 1000)   # uWs per s = uW -> mW
+        out.rail_power_mw[rail] = (t, p)
+    for zone, evs in sorted(temps.items()):
+        evs.sort()
+        out.temp_c[zone] = ([(t - origin) / 1e9 for t, _ in evs], [v / 1000 for _, v in evs])
     return out

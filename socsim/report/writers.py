@@ -38,12 +38,13 @@ def missing_inputs(run_dir: Path) -> list[str]:
             if not (Path(run_dir) / name).exists()]
 
 
-def _html_from_summary(run_dir: Path, out: Path, batch: int | None) -> object:
+def _html_from_summary(run_dir: Path, out: Path, batch: int | None, phone: object = None,
+                       phone_name: str = "") -> object:
     """write_html, with a summary.json whose values are not what socsim wrote (a number where
     a table was, a string where a number was) as bad input naming the file, not a crash.  The
     csv files are checked where they are parsed (socsim.report.events ``malformed``)."""
     try:
-        return write_html(run_dir, out, batch)
+        return write_html(run_dir, out, batch, phone, phone_name)
     except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
         if isinstance(e, InputError):
             raise
@@ -52,7 +53,8 @@ def _html_from_summary(run_dir: Path, out: Path, batch: int | None) -> object:
 
 
 def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
-                  batch_for_timeline: int | None = None) -> list[Path]:
+                  batch_for_timeline: int | None = None,
+                  phone_trace: Path | str | None = None) -> list[Path]:
     """Write ``trace.perfetto-trace``, ``report.html`` and, when pyarrow is installed,
     ``timeseries.parquet`` into ``run_dir``; returns the paths written, in that order.
 
@@ -61,15 +63,24 @@ def write_reports(run_dir: Path, trace: bool = True, html: bool = True,
     (:func:`missing_inputs` names them), a malformed one is an InputError naming the file and
     line.  Every output is written to a temporary name first and all are renamed into place only
     when all succeeded: on an error the directory's previous reports are untouched.
+
+    ``phone_trace`` (a phone's Perfetto trace) draws its measured curves beside the simulated
+    ones in report.html; it is read before anything is written (a file that is not a trace is
+    an InputError naming it).
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"run directory not found: {run_dir}")
+    phone, phone_name = None, ""
+    if phone_trace is not None:
+        from socsim.report.trace_reader import read_trace
+        phone, phone_name = read_trace(phone_trace, "").series, Path(phone_trace).name
     jobs: list[tuple[Path, Callable[[Path], object]]] = []
     if trace:
         jobs.append((run_dir / TRACE_NAME, lambda p: write_perfetto(run_dir, p)))
     if html:
-        jobs.append((run_dir / HTML_NAME, lambda p: _html_from_summary(run_dir, p, batch_for_timeline)))
+        jobs.append((run_dir / HTML_NAME, lambda p: _html_from_summary(run_dir, p, batch_for_timeline,
+                                                                     phone, phone_name)))
     jobs.append((run_dir / "timeseries.parquet", lambda p: to_parquet(run_dir, p)))
     done: list[Path] = []
     try:

@@ -109,14 +109,17 @@ def test_slice_kernel_matches_per_slice_encoding(tmp_path: Path, monkeypatch: py
     rec.close()
     monkeypatch.setattr(perfetto, "_CHUNK", 7)
 
-    class NoSched:   # the slices alone (sched_switch packets: tests/report/test_perfetto_android.py)
-        def op(self, cpu: int, t0: int, t1: int) -> bytes:
-            return b""
+    class NoSched:   # the slices alone (sched_switch packets: tests/report/test_android_kernel.py)
+        def op(self, cpu: int, t0: int, t1: int) -> None:
+            pass
 
-        def close(self) -> bytes:
-            return b""
+        def close(self) -> None:
+            pass
 
-    monkeypatch.setattr(perfetto, "SchedWriter", NoSched)
+        def drain(self, raw: list[bytes]) -> None:
+            pass
+
+    monkeypatch.setattr(perfetto, "SchedRuns", NoSched)
     write_perfetto(tmp_path, tmp_path / "fast.perfetto-trace")
 
     def per_slice(stream, tracks, ops_csv):   # the encoding before the kernel
