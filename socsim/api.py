@@ -282,6 +282,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     """
     from socsim.engine.sim import Engine
     from socsim.report.events import StreamRecorder
+    from socsim.report.invariants import check_summary
     from socsim.report.summary import build_summary
 
     spec = _resolve_soc(soc)
@@ -316,6 +317,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
             summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         except InputError as e:
             raise _located(e, workload, wl_file, origins) from None
+        check_summary(summary, spec_file=None if isinstance(soc, SocSpec) else str(soc))
         if tmp is not None:
             (tmp / "summary.json").write_text(dump_json(summary))
             if reports:
