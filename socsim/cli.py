@@ -609,7 +609,12 @@ def cache(action):
     st = profile_store.status()
     lines = [f"profile store: {'on' if st['enabled'] else 'off (SOCSIM_CACHE)'}", f"  directory  {st['dir']}"]
     for ns, f in st["files"].items():
-        held = f"{max(f['entries'], 0)} entries" if f["exists"] else "not written yet: the next run that needs it will"
+        if f.get("damage"):
+            held = f"DAMAGED: {f['damage']}; the next run moves it aside and rebuilds it (or: socsim cache clear)"
+        elif f["exists"]:
+            held = f"{max(f['entries'], 0)} entries"
+        else:
+            held = "not written yet: the next run that needs it will"
         lines.append(f"  {ns:<12} {f['file']} ({held})")
     lines.append(f"  all files  {st['bytes'] / 2**20:.1f} MiB")
     out_console.print(escape("\n".join(lines)))
