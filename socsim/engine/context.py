@@ -7,13 +7,14 @@ import math
 import numbers
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
 from socsim.engine.oracle import CostOracle
+from socsim.hw import units
 from socsim.hw.units import unit_runs
 from socsim.hw import fastrpc
 from socsim.spec.soc import SocSpec
@@ -22,15 +23,17 @@ from socsim.workload.ops import Op
 
 
 def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str,
-                file: str | None = None):
-    """Model zoo -> training graph -> precision translation; model errors become InputErrors."""
-    from socsim.workload.graph import training_graph
+                file: str | None = None, mode: str = "train"):
+    """Model zoo -> training graph -> precision translation (-> its forward pass alone, for
+    ``mode`` inference); model errors become InputErrors."""
+    from socsim.workload.graph import forward_only, training_graph
     from socsim.workload.model import ModelError
     from socsim.workload.precision import translate
     from socsim.workload.zoo import build_model
 
     try:
-        return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+        g = translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+        return forward_only(g) if mode == "inference" else g
     except ModelError as e:
         raise InputError(e.message, file=file, field=e.field, value=e.value) from None
 
@@ -61,7 +64,8 @@ class PlanContext:
         key = (precision or self.precision, batch or w.batch_size)
         g = self._graphs.get(key)
         if g is None:
-            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file)
+            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file,
+                                                     w.mode)
         return g
 
     def precision_of(self, plan) -> str | None:
@@ -74,7 +78,7 @@ class PlanContext:
             n = sum(1 for op in g.ops if id(op) in ids)
             if n:
                 counts[prec] = counts.get(prec, 0) + n
-        return max(sorted(counts), key=counts.get) if counts else None
+        return max(sorted(counts), key=lambda p: counts[p]) if counts else None
 
     # -- cores and operating points ----------------------------------------------------
     def cores(self, spec: str | list[int] | tuple[int, ...] | None = None, default: str = "big4",
@@ -120,24 +124,23 @@ class PlanContext:
                     check_clusters_mhz(self.soc, scope, s, "ctx.freqs")
                 except InputError as e:
                     raise ValueError(f"ctx.freqs(): {s:g} MHz is {e.message}") from None
-            out.append((c.name, pick_opp(c, s)))
+            out.append((c.name, pick_opp(c, cast(float, s))))
         return tuple(sorted(out))
 
     # -- profiling -----------------------------------------------------------------------
     def profile(self, op: Op, unit: str, cores: tuple[int, ...] | None = None,
                 freq: str | float | dict = "max", dsp_mhz: float | None = None) -> float:
         """Latency of ``op`` on ``unit`` (seconds; inf if unsupported)."""
-        if unit == "cpu":
+        u = units.unit(unit)
+        if u.host:
             cores = cores or self.cores()
-            cfg = self.oracle.config("cpu", cores=cores, freqs=self.freqs(cores, freq))
-        elif unit == "dsp":
-            if self.soc.dsp is None:
-                return float("inf")
-            cfg = self.oracle.config("dsp", dsp_mhz=dsp_mhz or self.dsp_mhz)
-        else:
-            if self.soc.gpu is None:
-                return float("inf")
-            cfg = self.oracle.config("gpu")
+            cfg = self.oracle.config(unit, cores=cores, freqs=self.freqs(cores, freq))
+        elif not u.present(self.soc):
+            return float("inf")
+        elif unit == "dsp":   # the DSP trains at the workload's clock (dsp.freq_mhz), or dsp_mhz
+            cfg = self.oracle.config(unit, mhz=dsp_mhz or self.dsp_mhz)
+        else:                 # any other unit at its default clock
+            cfg = self.oracle.config(unit)
         return self.oracle.time_s(op, unit, cfg)
 
     def estimate(self, plan, freq: str | float | dict | None = None, temp_c: float | None = None,
@@ -190,7 +193,7 @@ class PlanContext:
         estimates are then what they would have been, only sooner: a scheduler profiling many
         core sets (min-energy: 7 core sets x 3 levels) spends nearly all its time in the CPU
         model's cache simulation of every op on every core set."""
-        pairs = []
+        pairs: list[tuple] = []
         for plan in plans:
             if not plan.cpu_cores:
                 continue
@@ -215,9 +218,11 @@ class PlanContext:
         (as ``cpu.freq`` is; the engine refuses one outside the OPP range), else the SoC's
         training clock."""
         f = self.workload.dsp.freq_mhz
+        dsp = self.soc.dsp
+        assert dsp is not None, "the DSP clock of a SoC without a DSP"
         if f is None:
-            return self.soc.dsp.training_clock_mhz
-        return opp_for([o.freq_mhz for o in self.soc.dsp.opps], f)
+            return dsp.training_clock_mhz
+        return opp_for([o.freq_mhz for o in dsp.opps], f)
 
     def switch_s(self, bytes_crossing: int, shared_buffers: bool = False, unit: str = "dsp") -> float:
         """One hand-over between the CPU and ``unit`` moving ``bytes_crossing`` bytes: a FastRPC

@@ -1,7 +1,7 @@
 """A batch template: what one batch of a plan at one operating point does, recorded once.
 
 The engine walks the timeline of every distinct (plan, operating point, interference) once,
-keeps it as a template, and replays later identical batches from it in one event (DESIGN.md:
+keeps it as a template, and replays later identical batches from it in one event (docs/architecture.md:
 cost models and batches are memoised so 100k batches cost little more than one).  The template
 keeps what the accounting needs: segment boundaries, the dynamic power of every rail per
 segment (cumulative energy for fast window integration), memory in use, unit busy time
@@ -85,7 +85,7 @@ class BatchTemplate:
         if len(self.seg_ids) == len(self.edges_s) - 1 and len(other.seg_ids):
             i, w = self._at(np.array([offset_s]))
             sid = self.seg_ids[i[0]]
-            hit = np.flatnonzero(other.seg_ids == sid) if sid >= 0 else ()
+            hit = np.flatnonzero(other.seg_ids == sid) if sid >= 0 else np.empty(0, np.intp)
             if len(hit):
                 j, e = int(hit[0]), other.edges_s
                 return float(e[j] + w[0] * (e[j + 1] - e[j]))
