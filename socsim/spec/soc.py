@@ -228,6 +228,8 @@ class Gpu(_OppRange, Sourced):
     # bound: an Adreno 740 does ~3,000 FP32 FLOPs/cycle (1536 ALUs x FMA); 65,536 is no phone GPU
     fp32_flops_per_cycle: float = Field(gt=0, le=65_536)
     fp32_efficiency: float = Field(gt=0, le=1)
+    fp16_rate: float = Field(ge=1, le=4, description="FP16 FLOPs per cycle over FP32's")
+    l2_kb: float = Field(ge=0, le=65536, description="GPU L2 cache size (KB)")
     dyn_power_coeff_uw_mhz_v2: float = Field(gt=0, le=10_000)
     leakage_mw: float = Field(ge=0, le=5000)
     kernel_launch_us: float = Field(ge=0, le=1e6)
