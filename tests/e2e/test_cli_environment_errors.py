@@ -112,3 +112,16 @@ def test_a_successful_run_leaves_no_owner_file(tmp_path):
     assert r.exit_code == 0, r.output
     assert OWNER_FILE not in os.listdir(tmp_path / "o")
     assert [p for p in os.listdir(tmp_path) if p.startswith(".")] == []
+
+
+def test_a_huge_output_is_announced_before_the_run():
+    from socsim.api import _estimate_note
+    from socsim.spec import Workload
+
+    def wl(batches, limit=1000):
+        return Workload(name="t", model="lenet", input=[1, 28, 28], batch_size=16, batches=batches,
+                        output={"trace_limit": limit})
+    assert _estimate_note(wl(2000), 33) is None
+    note = _estimate_note(wl(10_000_000, None), 33)
+    assert note and "GB" in note and "200,196 of its 10,000,000 batches" in note
+    assert _estimate_note(wl(2_000_000), 33) is None      # decimated: well under 1 GB
