@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from socsim.errors import InputError
+from socsim.errors import InputError, OutputError
 from socsim.jsonio import dump_json, json_default  # noqa: F401  (re-exported: socsim.api.dump_json)
 from socsim.spec import Origins, SocSpec, Workload, load_soc
 from socsim.spec import load_workload_located, resolve_workload, workload_from_dict_located
@@ -279,6 +279,91 @@ def _publish(tmp: Path, out: Path) -> list[str]:
     return names
 
 
+#: The file in a run's temporary directory naming the process that writes it ("<pid> <host>"),
+#: so a later run into the same place can tell a killed run's leftovers from a live run's.
+OWNER_FILE = ".socsim-owner"
+
+#: Estimated output above which a run says so before it starts (bytes): 1 GB
+OUTPUT_WARN_BYTES = 10**9
+# rough bytes per row, measured on the quick-start run: an ops.csv row and its trace slices,
+# a batches.csv row
+_OP_ROW_BYTES, _BATCH_ROW_BYTES = 250, 80
+
+
+def _host() -> str:
+    return os.uname().nodename
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
+
+
+def remove_stale_temps(where: Path, name: str) -> list[str]:
+    """Remove the temporary directories ``.<name>.XXXXXXXX`` in ``where`` whose owner process
+    (:data:`OWNER_FILE`) is gone on this host: a run killed with SIGKILL (or a machine that lost
+    power) leaves one; returns a note per directory removed."""
+    notes = []
+    try:
+        entries = list(where.glob(f".{name}.*"))
+    except OSError:
+        return notes
+    for d in sorted(entries):
+        owner = d / OWNER_FILE
+        try:
+            pid_text, host = owner.read_text().split()[:2]
+            pid = int(pid_text)
+        except (OSError, ValueError):
+            continue   # not socsim's, or a run that has not written its owner yet: left alone
+        if host != _host() or _pid_alive(pid):
+            continue
+        size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
+        shutil.rmtree(d, ignore_errors=True)
+        if not d.exists():
+            notes.append(f"removed {d}, the unfinished output of a run that was killed (pid {pid}, "
+                         f"{size / 2**20:.1f} MiB)")
+    return notes
+
+
+def _estimate_note(wl: Workload, ops_per_batch: int) -> str | None:
+    """A note when the run's output files are estimated above :data:`OUTPUT_WARN_BYTES`."""
+    from socsim.report.events import kept_batches
+
+    n = wl.total_batches
+    traced = kept_batches(n, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit)
+    est = traced * ops_per_batch * _OP_ROW_BYTES + n * _BATCH_ROW_BYTES
+    if est <= OUTPUT_WARN_BYTES:
+        return None
+    return (f"note: this run's output is estimated at {est / 1e9:.1f} GB (op slices of {traced:,} of its "
+            f"{n:,} batches, {ops_per_batch} ops each, and a batches.csv row per batch); output.trace_batches, "
+            "trace_every and trace_limit bound the op detail")
+
+
+def _salvage(tmp: Path, out: Path, summary: dict, failures: list[tuple[str, OSError]]) -> list[str]:
+    """After an output could not be written: drop the run's bulky files (freeing the space a
+    full disk needs), and put summary.json alone into ``out``; returns what was kept there."""
+    for f in tmp.iterdir():
+        if f.name != OWNER_FILE:
+            try:
+                f.unlink() if not f.is_dir() else shutil.rmtree(f)
+            except OSError:
+                pass
+    try:
+        (tmp / "summary.json").write_text(dump_json(summary))
+        (tmp / OWNER_FILE).unlink(missing_ok=True)
+        _chmod_tree(tmp)
+        return [str(out / n) for n in _publish(tmp, out)]
+    except OSError as e:
+        failures.append((str(out / "summary.json"), e))
+        return []
+
+
 def _run_model(soc, workload, model: Any, example_input: Any, *, overrides, **kw) -> RunResult:
     """``run`` with ``model`` (a name, a path or a torch module) in place of the workload's."""
     from socsim.workload.model import ModelError
@@ -306,7 +391,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         overrides: list[str] | dict | None = None, scheduler: str | None = None,
         out: str | Path | None = None, progress: Callable[[int, int], None] | None = None,
         deterministic: bool = False, reports: bool = True, scheduler_label: str | None = None,
-        model: Any = None, example_input: Any = None) -> RunResult:
+        model: Any = None, example_input: Any = None, notify: Callable[[str], None] | None = None) -> RunResult:
     """Simulate ``workload`` on ``soc``.
 
     ``model``: train this model instead of the workload's: a zoo or plugin name, an ``.onnx``
@@ -323,16 +408,21 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     into ``out``, replacing files of the same names and leaving any other file there alone (on
     any error ``out`` is unchanged).  ``deterministic``: report ``wall_time_s`` as 0 so summaries
     are byte-identical across runs.  ``scheduler_label``: where errors say ``scheduler`` came
-    from (default ``--scheduler``; ``compare`` passes ``--schedulers``).
+    from (default ``--scheduler``; ``compare`` passes ``--schedulers``).  ``notify``: called with
+    notes for the user before the run (a killed run's temporary folder removed, a huge output
+    estimated).  An output the environment refuses (a full disk) raises :class:`OutputError`
+    with the result and what was kept (``summary.json``).
     """
     from socsim.engine.sim import Engine
     from socsim.report.events import StreamRecorder
+    from socsim.report.invariants import check_summary
     from socsim.report.summary import build_summary
 
     if model is not None:
         return _run_model(soc, workload, model, example_input, overrides=overrides, scheduler=scheduler,
                           out=out, progress=progress, deterministic=deterministic, reports=reports,
-                          scheduler_label=scheduler_label)
+                          scheduler_label=scheduler_label, notify=notify)
+    say = notify or (lambda _msg: None)
     spec = _resolve_soc(soc)
     labels = {"scheduler_label": scheduler_label} if scheduler_label else {}
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler, **labels)
@@ -351,31 +441,59 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         else:
             created = _make_parents(out, "--out")
             where = out.parent
+        stem = out.resolve().name or 'out'
+        for note in remove_stale_temps(where, stem):
+            say(note)
         try:
-            tmp = Path(tempfile.mkdtemp(prefix=f".{out.resolve().name or 'out'}.", dir=where))
+            tmp = Path(tempfile.mkdtemp(prefix=f".{stem}.", dir=where))
+            (tmp / OWNER_FILE).write_text(f"{os.getpid()} {_host()}\n")
         except OSError as e:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
             _remove_dirs(created)
             raise InputError(f"cannot create a temporary directory in {where}: {e.strerror or e}",
                              field="--out", value=str(out)) from None
-        recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every)
+        recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit)
     try:
         try:
             engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
+            if recorder is not None:
+                note = _estimate_note(wl, len(engine.pctx.graph().ops))
+                if note:
+                    say(note)
             stats = engine.run()
             summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         except InputError as e:
             raise _located(e, workload, wl_file, origins) from None
+        check_summary(summary, spec_file=None if isinstance(soc, SocSpec) else str(soc))
         if tmp is not None:
-            (tmp / "summary.json").write_text(dump_json(summary))
-            if reports:
-                from socsim.report.writers import write_reports
-                write_reports(tmp)
+            # summary.json first (small): a full disk still leaves the result
+            failures: list[tuple[str, OSError]] = []
+            try:
+                recorder.close()
+            except OSError as e:
+                failures.append((str(tmp), e))
+            failures += [(str(out / p.name), e) for p, e in recorder.failures]
+            try:
+                if not failures:
+                    (tmp / "summary.json").write_text(dump_json(summary))
+                if reports and not failures:
+                    from socsim.report.writers import write_reports
+                    write_reports(tmp)
+            except OSError as e:
+                failures.append((str(out / Path(e.filename).name) if e.filename else str(out), e))
+            if failures:
+                kept = _salvage(tmp, out, summary, failures)
+                path, e = failures[0]
+                res = RunResult(summary=summary, out_dir=out, files=[Path(k).name for k in kept])
+                raise OutputError(e.strerror or str(e), path=path, kept=kept, result=res)
+            (tmp / OWNER_FILE).unlink()
             _chmod_tree(tmp)  # mkdtemp made it 0700: give it the modes mkdir would have
             try:
                 files = _publish(tmp, out)
             except OSError as e:
-                raise InputError(f"cannot move the run's files into the output directory: {e.strerror or e}",
-                                 field="--out", value=str(out)) from None
+                raise OutputError(f"moving the run's files into the output directory: {e.strerror or e}",
+                                  path=str(out), result=RunResult(summary=summary)) from None
             if tmp.exists() and tmp != out:
                 shutil.rmtree(tmp, ignore_errors=True)
             tmp = None

@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from socsim.errors import InputError
+from socsim.errors import InputError, OutputError
 
 err_console = Console(stderr=True, highlight=False)
 out_console = Console(highlight=False)
@@ -70,6 +70,10 @@ class SocsimGroup(click.Group):
                 # a plugin's own exception behind the error: its author needs the failing line
                 traceback.print_exception(cause)
             sys.exit(2)
+        except OutputError as e:
+            # the environment refused an output (a full disk, permissions): exit 1, not a bug
+            err_console.print(f"[bold red]error:[/] {escape(str(e))}", markup=True, soft_wrap=True)
+            sys.exit(1)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, SystemExit):
             raise
         except KeyboardInterrupt:
@@ -305,10 +309,20 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         out_dir = str(Path(tmp_dir) / "run")
     to_stdout = "-" in (json_path, trace_path)
     prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and not to_stdout)
+
+    def notify(msg: str) -> None:
+        err_console.print(escape(msg), soft_wrap=True)
+
     try:
         try:
             res = api_run(soc, workload, overrides=list(sets), scheduler=scheduler, out=out_dir, progress=prog,
-                          deterministic=deterministic, reports=True)
+                          deterministic=deterministic, reports=True, notify=notify)
+        except OutputError as e:
+            # the simulation finished but its files could not all be written: the result is
+            # still shown (and kept in summary.json where the disk allowed) before the error
+            if e.result is not None and not quiet and not to_stdout:
+                out_console.print(summary_table(e.result.summary, deterministic=deterministic))
+            raise
         finally:
             prog.close()
         if trace_path:
@@ -598,7 +612,12 @@ def cache(action):
     st = profile_store.status()
     lines = [f"profile store: {'on' if st['enabled'] else 'off (SOCSIM_CACHE)'}", f"  directory  {st['dir']}"]
     for ns, f in st["files"].items():
-        held = f"{max(f['entries'], 0)} entries" if f["exists"] else "not written yet: the next run that needs it will"
+        if f.get("damage"):
+            held = f"DAMAGED: {f['damage']}; the next run moves it aside and rebuilds it (or: socsim cache clear)"
+        elif f["exists"]:
+            held = f"{max(f['entries'], 0)} entries"
+        else:
+            held = "not written yet: the next run that needs it will"
         lines.append(f"  {ns:<12} {f['file']} ({held})")
     lines.append(f"  all files  {st['bytes'] / 2**20:.1f} MiB")
     out_console.print(escape("\n".join(lines)))

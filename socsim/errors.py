@@ -42,3 +42,17 @@ class PluginError(ScheduleError):
     """A third-party scheduler plugin is broken: it fails to import or start, or a hook raises.
     Bad input all the same (exit 2), but not a property of the phone or the workload: a sweep's
     ``--skip-infeasible`` does not skip it."""
+
+
+class OutputError(RuntimeError):
+    """The environment refused an output (a full disk, no permission, a directory that
+    vanished): exit 1, naming the path, the cause and what was kept.  ``result`` is the run's
+    result when the simulation itself finished (its summary is still printed)."""
+
+    def __init__(self, message: str, *, path: str, kept: list[str] | None = None, result: object = None) -> None:
+        self.path = path
+        self.kept = list(kept or [])
+        self.result = result
+        kept_text = (f"; kept: {', '.join(self.kept)}" if self.kept else "; nothing was kept (the output "
+                     "directory is as it was)")
+        super().__init__(f"cannot write {path}: {message}{kept_text}")

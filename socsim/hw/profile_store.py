@@ -15,8 +15,11 @@ a float written with ``repr`` (exact round trip), so summaries and traces are by
 with a cold, a warm or no store.
 
 Where: ``$SOCSIM_CACHE_DIR``, else ``$XDG_CACHE_HOME/socsim``, else ``~/.cache/socsim``.
-``SOCSIM_CACHE=off`` turns it off.  Any trouble with the file (unwritable directory, a
-corrupt or locked database) turns the store off for the process and the profiles are computed
+``SOCSIM_CACHE=off`` turns it off.  Each entry carries a checksum of its value: an entry that
+does not match is dropped and computed again.  A store file that is damaged (fails SQLite's
+quick_check, is not a database, or is a directory or a dangling link) is moved aside to
+``<file>.damaged`` and rebuilt, with one warning on stderr.  Other trouble (an unwritable
+directory, a locked database) turns the store off for the process and the profiles are computed
 as without it: the store can make a run faster, never different or failed.  Deleting the
 directory is always safe.
 """
@@ -26,7 +29,9 @@ import hashlib
 import json
 import numbers
 import os
+import shutil
 import sqlite3
+import sys
 import threading
 from contextlib import closing
 from functools import lru_cache
@@ -104,6 +109,47 @@ def path(ns: str = "memprofiles") -> Path:
     return cache_dir() / f"{ns}-{_source_digest(ns)}.sqlite"
 
 
+def _checksum(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _damage(p: Path) -> str | None:
+    """Why the store file ``p`` is damaged, or None when it is sound or absent (a lock or a
+    permission problem is not damage)."""
+    if p.is_symlink() and not p.exists():
+        return "a dangling or looping symbolic link"
+    if p.is_dir():
+        return "a directory"
+    if not p.exists():
+        return None
+    if not p.is_file():
+        return "not a regular file"
+    try:
+        with closing(sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)) as c:
+            rows = c.execute("PRAGMA quick_check").fetchall()
+            c.execute("SELECT COUNT(*) FROM profiles").fetchone()
+    except sqlite3.DatabaseError as e:
+        if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "unable to open" in str(e)):
+            return None
+        return f"not a readable store ({e})"
+    if rows != [("ok",)]:
+        return f"damaged ({'; '.join(str(r[0]) for r in rows[:2])})"
+    return None
+
+
+def _move_aside(p: Path, why: str) -> None:
+    """Move a damaged store file aside (``<file>.damaged``, replacing an older one) and say so
+    once on stderr; the store is rebuilt in its place."""
+    aside = p.with_name(p.name + ".damaged")
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside, ignore_errors=True)
+    os.replace(p, aside)
+    for suffix in ("-wal", "-shm"):
+        Path(str(p) + suffix).unlink(missing_ok=True)
+    print(f"warning: the profile store {p} was {why}; moved it to {aside.name} and started a new one "
+          "(runs are as fast as with a cold store until it refills)", file=sys.stderr)
+
+
 def _open(ns: str) -> sqlite3.Connection | None:
     db = _dbs[ns]
     if db.pid != os.getpid():
@@ -121,6 +167,9 @@ def _open(ns: str) -> sqlite3.Connection | None:
     try:
         p = path(ns)
         p.parent.mkdir(parents=True, exist_ok=True)
+        why = _damage(p)
+        if why:
+            _move_aside(p, why)
         conn = sqlite3.connect(str(p), timeout=LOCK_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         # WAL lets readers run beside a writer; losing the last writes in a power cut only
         # costs their recomputation (a corrupt file turns the store off, below)
@@ -170,7 +219,17 @@ def get_text(ns: str, key: str) -> str | None:
         except sqlite3.Error:
             _off(ns)
             return None
-        return None if row is None else row[0]
+        if row is None:
+            return None
+        check, _, text = row[0].partition(":")
+        if _checksum(text) != check:
+            # tampered or torn: drop it, so that it is computed and stored again
+            try:
+                conn.execute("DELETE FROM profiles WHERE key = ?", (key,))
+            except sqlite3.Error:
+                _off(ns)
+            return None
+        return text
 
 
 def put_text(ns: str, key: str, text: str) -> None:
@@ -179,7 +238,8 @@ def put_text(ns: str, key: str, text: str) -> None:
         if conn is None:
             return
         try:
-            conn.execute("INSERT OR IGNORE INTO profiles (key, value) VALUES (?, ?)", (key, text))
+            conn.execute("INSERT OR IGNORE INTO profiles (key, value) VALUES (?, ?)",
+                         (key, f"{_checksum(text)}:{text}"))
         except sqlite3.Error:
             _off(ns)
 
@@ -238,8 +298,10 @@ def memoised(ns: str, encode=json.dumps, decode=json.loads, maxsize: int = 4096)
 
 def _count(p: Path) -> int:
     """Entries in a store file (0 if absent, -1 if unreadable)."""
-    if not p.exists():
+    if not os.path.lexists(p):
         return 0
+    if not p.is_file():
+        return -1
     try:
         with closing(sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)) as c:
             return int(c.execute("SELECT COUNT(*) FROM profiles").fetchone()[0])
@@ -249,16 +311,27 @@ def _count(p: Path) -> int:
 
 def _files() -> list[Path]:
     d = cache_dir()
-    return sorted(f for ns in NAMESPACES for f in d.glob(f"{ns}-*")) if d.is_dir() else []
+    try:
+        return sorted(f for ns in NAMESPACES for f in d.glob(f"{ns}-*")) if d.is_dir() else []
+    except OSError:
+        return []
+
+
+def _size(f: Path) -> int:
+    try:
+        return f.stat().st_size if f.is_file() else 0
+    except OSError:
+        return 0
 
 
 def status() -> dict:
     """Where the store is and what it holds (``socsim cache``): per namespace, this build's file
     and its entries; the bytes of every store file, older builds' included."""
     return {"enabled": enabled(), "dir": str(cache_dir()),
-            "files": {ns: {"file": str(path(ns)), "exists": path(ns).exists(), "entries": _count(path(ns))}
+            "files": {ns: {"file": str(path(ns)), "exists": os.path.lexists(path(ns)),
+                           "entries": _count(path(ns)), "damage": _damage(path(ns))}
                       for ns in NAMESPACES},
-            "bytes": sum(f.stat().st_size for f in _files())}
+            "bytes": sum(_size(f) for f in _files())}
 
 
 def clear() -> int:
@@ -267,7 +340,10 @@ def clear() -> int:
     n = 0
     for f in _files():
         try:
-            f.unlink()
+            if f.is_dir() and not f.is_symlink():
+                shutil.rmtree(f)     # whatever sits at a store's path goes
+            else:
+                f.unlink()
         except OSError:
             continue
         n += f.suffix == ".sqlite"

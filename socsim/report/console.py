@@ -11,6 +11,14 @@ from socsim.hw import units
 from socsim.report.summary import placement_units, run_label
 
 
+
+def printable(text: str) -> str:
+    """``text`` with control characters (a newline, ESC of a terminal escape sequence) shown as
+    Python escapes: a name from a workload never moves the cursor or recolours the terminal."""
+    import unicodedata
+
+    return "".join(c if not unicodedata.category(c).startswith("C") else repr(c)[1:-1] for c in text)
+
 def _fmt_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if abs(n) < 1024 or unit == "GiB":
@@ -143,7 +151,7 @@ def _plan_sequence(labels: list[str], keep: int = 6) -> str:
 def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table:
     """The run's summary.  ``deterministic``: the run reported no wall time (None: infer from a
     ``wall_time_s`` of 0)."""
-    t = Table(title=escape(f"socsim: {s['workload']} on {s['soc']} ({run_label(s)})"), show_header=False)
+    t = Table(title=escape(printable(f"socsim: {s['workload']} on {s['soc']} ({run_label(s)})")), show_header=False)
     t.add_column("metric", style="bold")
     t.add_column("value")
     pb = s["per_batch"]
@@ -198,7 +206,7 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
 
     rows = compare_rows(runs)
     on = list(dict.fromkeys(u for s in runs for u in placement_units(s["placement"])))
-    t = Table(title=escape(f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}"))
+    t = Table(title=escape(printable(f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}")))
     fg = any(r["fg_loss"] is not None for r in rows)
     early = [r for r in rows if r["stopped_early"]]
     for col in (("scheduler",) + (("batches",) if early else ()) + ("time/batch", "x first", "energy/batch",

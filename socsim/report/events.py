@@ -96,6 +96,75 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
+def keeps_batch(batch: int, first: int, every: int, limit: int | None) -> bool:
+    """Whether op slices are kept for ``batch``: the ``first`` batches, then every ``every``-th;
+    past ``every`` x ``limit`` batches the interval doubles each time the run doubles in length
+    (batches [2^(j-1), 2^j) x every x limit keep every (every x 2^j)-th), so a run of B batches
+    keeps about first + limit x (1 + log2(B / (every x limit)) / 2) batches.  ``limit`` None:
+    every ``every``-th batch to the end (output.trace_limit: null)."""
+    if batch < first:
+        return True
+    if limit is None:
+        return batch % every == 0
+    j = (batch // (every * limit)).bit_length()
+    return batch % (every << j) == 0
+
+
+def kept_batches(total: int, first: int, every: int, limit: int | None) -> int:
+    """How many of ``total`` batches :func:`keeps_batch` keeps (counted per section, not by
+    iterating: ``total`` may be 10^8)."""
+    def multiples(m: int, a: int, b: int) -> int:   # multiples of m in [a, b)
+        return max(0, -(-b // m) - -(-a // m)) if b > a else 0
+
+    n = min(first, total)
+    if limit is None:
+        return n + multiples(every, first, total)
+    span, j = every * limit, 0
+    while True:
+        a, b = (0, span) if j == 0 else (span << (j - 1), span << j)
+        if a >= total:
+            return n
+        n += multiples(every << j, max(a, first), min(b, total))
+        j += 1
+
+
+class _Guarded:
+    """A recorder's output file whose write errors (a full disk, a vanished directory) do not
+    stop the run: the first is kept in ``failures`` and the file writes nothing more, so the
+    simulation finishes and its summary is still reported (socsim.api.run says what was lost)."""
+
+    def __init__(self, path: Path, mode: str, buffering: int, failures: list) -> None:
+        self.path = path
+        self.failures = failures
+        self.f = open(path, mode, newline="" if "b" not in mode else None, buffering=buffering)
+
+    def write(self, data) -> None:
+        if self.f is None:
+            return
+        try:
+            self.f.write(data)
+        except OSError as e:
+            self._fail(e)
+
+    def _fail(self, e: OSError) -> None:
+        self.failures.append((self.path, e))
+        f, self.f = self.f, None
+        try:
+            f.close()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        if self.f is None:
+            return
+        try:
+            self.f.close()
+        except OSError as e:
+            self.f = None
+            self.failures.append((self.path, e))
+        self.f = None
+
+
 class StreamRecorder:
     """Streams slices, instants and samples to CSV files in ``directory``.
 
@@ -108,13 +177,17 @@ class StreamRecorder:
     wants_slices = True
     ROWS_PER_BLOCK = 4096
 
-    def __init__(self, directory: Path, max_slice_batches: int = 200, slice_every: int = 50) -> None:
+    def __init__(self, directory: Path, max_slice_batches: int = 200, slice_every: int = 50,
+                 slice_limit: int | None = 1000) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._ops = open(self.directory / "ops.csv", "w", newline="", buffering=1 << 20)
-        self._events = open(self.directory / "events.csv", "w", newline="", buffering=1 << 16)
-        self._ts = open(self.directory / "timeseries.csv", "wb", buffering=1 << 20)
-        self._batches = open(self.directory / "batches.csv", "w", newline="", buffering=1 << 16)
+        #: (path, OSError) of each file that could not be written to the end (a full disk)
+        self.failures: list[tuple[Path, OSError]] = []
+        d, fails = self.directory, self.failures
+        self._ops = _Guarded(d / "ops.csv", "w", 1 << 20, fails)
+        self._events = _Guarded(d / "events.csv", "w", 1 << 16, fails)
+        self._ts = _Guarded(d / "timeseries.csv", "wb", 1 << 20, fails)
+        self._batches = _Guarded(d / "batches.csv", "w", 1 << 16, fails)
         self._batches.write("batch,start_s,time_s,energy_j,plan\n")
         self._ops.write(",".join(OPS_COLUMNS) + "\n")
         self._events.write(",".join(EVENT_COLUMNS) + "\n")
@@ -125,9 +198,11 @@ class StreamRecorder:
         self._names: dict[str, str] = {}            # name -> _clean(name)
         self.max_slice_batches = max_slice_batches
         self.slice_every = slice_every
+        self.slice_limit = slice_limit
 
     def keeps_batch(self, batch: int) -> bool:
-        return batch < self.max_slice_batches or batch % self.slice_every == 0
+        """Whether ``batch``'s op slices are written (:func:`keeps_batch`)."""
+        return keeps_batch(batch, self.max_slice_batches, self.slice_every, self.slice_limit)
 
     def op_slice(self, track: str, name: str, kind: str, batch: int, phase: str,
                  start_s: float, dur_s: float) -> None:
@@ -180,20 +255,26 @@ class StreamRecorder:
         self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_quoted(plan)}\n")
 
     def close(self) -> None:
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
         try:
             self._flush_rows()
         finally:
             for f in (self._ops, self._events, self._ts, self._batches):
                 f.close()
-        if self._events_unordered:
+        if self._events_unordered and not self.failures:
             # some instants are known only once their batch is done (where memory went over
             # the budget): put events.csv in time order, ties in the order recorded
             path = self.directory / "events.csv"
-            with open(path, newline="") as f:
-                header, *rows = list(csv.reader(f))
-            rows.sort(key=lambda row: float(row[0]))
-            with open(path, "w", newline="") as f:
-                csv.writer(f, lineterminator="\n").writerows([header, *rows])
+            try:
+                with open(path, newline="") as f:
+                    header, *rows = list(csv.reader(f))
+                rows.sort(key=lambda row: float(row[0]))
+                with open(path, "w", newline="") as f:
+                    csv.writer(f, lineterminator="\n").writerows([header, *rows])
+            except OSError as e:
+                self.failures.append((path, e))
 
 
 def read_ops(directory: Path):

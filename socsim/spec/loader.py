@@ -209,7 +209,56 @@ def validate(model: type[M], data: Any, file: str, lines: _Lines | None = None,
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise validation_to_input_error(e, data, file, lines, prefix, origins=origins) from None
+        raise validation_to_input_error(e, data, file, lines, prefix, origins=origins, model=model) from None
+
+
+_BOUND_ERRORS = ("less_than_equal", "less_than", "greater_than_equal", "greater_than")
+
+
+def _field_info(model: type[BaseModel], loc: tuple):
+    """The pydantic FieldInfo of the field at ``loc`` (keys and list indexes) below ``model``,
+    or None where the path leaves the models (a dict's values, a union of models)."""
+    import typing
+
+    info, ann = None, model
+    for x in loc:
+        if isinstance(x, int):
+            args = [a for a in typing.get_args(ann) if a is not type(None)]
+            if typing.get_origin(ann) is not list or not args:
+                return None
+            ann = args[0]
+            continue
+        while typing.get_origin(ann) is not None and typing.get_origin(ann) is not list:
+            args = [a for a in typing.get_args(ann) if a is not type(None)]
+            if len(args) != 1:
+                return None
+            ann = args[0]
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)) or x not in ann.model_fields:
+            return None
+        info = ann.model_fields[x]
+        ann = info.annotation
+    return info
+
+
+def allowed_range(model: type[BaseModel], loc: tuple) -> str | None:
+    """'from 0 to 5000 (inclusive)'-style text of the bounds declared on the field at ``loc``
+    (docs/socs.md lists them with their sources), or None when it declares none."""
+    info = _field_info(model, loc)
+    if info is None:
+        return None
+    lo = hi = None
+    for m in info.metadata:
+        for attr, side in (("ge", "lo"), ("gt", "lo"), ("le", "hi"), ("lt", "hi")):
+            v = getattr(m, attr, None)
+            if v is not None:
+                text = f"{v:g}" if isinstance(v, float) else f"{v:,}"
+                if side == "lo":
+                    lo = (">" if attr == "gt" else ">=") + " " + text
+                else:
+                    hi = ("<" if attr == "lt" else "<=") + " " + text
+    if lo is None and hi is None:
+        return None
+    return " and ".join(x for x in (lo, hi) if x)
 
 
 def _clean_loc(err: dict, data: Any) -> tuple:
@@ -250,7 +299,7 @@ def _named_field(err: dict, loc: tuple, data: Any, origins: Origins | None) -> t
 
 def validation_to_input_error(e: ValidationError, data: Any, file: str,
                               lines: _Lines | None, prefix: tuple = (),
-                              origins: Origins | None = None) -> InputError:
+                              origins: Origins | None = None, model: type[BaseModel] | None = None) -> InputError:
     errors = e.errors()
     # a required key missing beside an unknown one in the same mapping is most likely that key
     # misspelt (Batch_Size for batch_size): report the unknown key, which says what to fix
@@ -279,6 +328,10 @@ def validation_to_input_error(e: ValidationError, data: Any, file: str,
         msg = "required field is missing"
     else:
         msg = err["msg"].removeprefix("Value error, ")  # a validator's own message, as it wrote it
+        bounds = allowed_range(model, loc) if model is not None and kind in _BOUND_ERRORS else None
+        if bounds:
+            doc = "docs/socs.md, Plausible ranges" if model.__name__ == "SocSpec" else "docs/guide.md, Limits and errors"
+            msg = f"{msg}; the allowed range is {bounds} ({doc})"
     named = _named_field(err, loc, data, origins)
     if named is not None:
         # a check across fields (Workload's batches/epochs) names the one given, an override's first

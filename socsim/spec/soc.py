@@ -17,8 +17,13 @@ from socsim.spec.base import Sourced, StrictModel
 class Opp(StrictModel):
     """One operating performance point: a frequency and the voltage it needs."""
 
-    freq_mhz: PositiveFloat
-    voltage_mv: PositiveFloat
+    # Physical plausibility bounds (docs/socs.md, Plausible ranges).  Clock: no phone CPU, DSP or
+    # GPU has shipped an OPP above ~3.4 GHz (Snapdragon 8 Gen 3's prime core, Qualcomm product
+    # brief); 5 GHz leaves room for future parts and stays below any mobile process's limit.
+    freq_mhz: float = Field(gt=0, le=5000, allow_inf_nan=False)
+    # Voltage: FinFET logic runs from near-threshold (~0.45 V) to ~1.1 V overdrive (the shipped
+    # specs' OPP tables span 0.56-1.07 V); 0.4-1.5 V brackets every mobile rail (PMIC datasheets).
+    voltage_mv: float = Field(ge=400, le=1500, allow_inf_nan=False)
 
 
 def check_opps(v: list[Opp]) -> list[Opp]:
@@ -61,19 +66,23 @@ class CacheLevel(StrictModel):
     # with sources in its sources maps): assoc 8, the L2 associativity of Arm's Cortex-A76/A77
     # (WikiChip); 64-byte lines as every Arm core here; hit_latency_cycles 4, an L1-like latency
     # (assumption: a level a spec leaves unspecified is charged as a fast one).
-    assoc: PositiveInt = 8
+    # bounds: hardware caches are 1- to 32-way (Arm's widest, the Cortex-X L3/SLC, are 16-way;
+    # Intel's L3 slices 20-way); 64 leaves room, and the simulator's per-set work grows with it
+    assoc: int = Field(8, ge=1, le=64)
     line_bytes: PositiveInt = 64
     policy: Literal["lru", "plru", "fifo", "random"] = "lru"
     write_policy: Literal["write-back", "write-through"] = "write-back"
-    hit_latency_cycles: PositiveInt = 4
+    # bound: an SLC hit is ~60 cycles on the shipped specs, DRAM ~300; 1000 cycles is no cache
+    hit_latency_cycles: int = Field(4, ge=1, le=1000)
 
     @field_validator("line_bytes")
     @classmethod
     def _line(cls, v: int) -> int:
         # the access streams are 64-byte lines (128 on the DSP): a level's line is a power of two
         # no smaller than that
-        if v < 64 or v > 4096 or v & (v - 1):
-            raise ValueError(f"a cache line is a power of two from 64 to 4096 bytes, got {v}")
+        # no phone cache has lines above 128 bytes (Hexagon's L2); 256 bounds what hardware builds
+        if v < 64 or v > 256 or v & (v - 1):
+            raise ValueError(f"a cache line is a power of two from 64 to 256 bytes, got {v}")
         return v
 
     @model_validator(mode="after")
@@ -82,6 +91,13 @@ class CacheLevel(StrictModel):
         if self.size_kb * 1024 < way:
             raise ValueError(f"assoc {self.assoc} x line_bytes {self.line_bytes} = {way} bytes per set is more "
                              f"than the whole cache ({self.size_kb:g} KB): not even one set")
+        # hardware indexes sets with address bits: their count is a power of two (a 12-way
+        # 3 MB SLC has 4096 sets), so size = sets x assoc x line exactly
+        sets = self.size_kb * 1024 / way
+        if sets != int(sets) or int(sets) & (int(sets) - 1):
+            raise ValueError(f"size_kb {self.size_kb:g} / (assoc {self.assoc} x line_bytes {self.line_bytes}) = "
+                             f"{sets:g} sets; hardware has a power-of-two number of sets (size_kb = 2^k x assoc "
+                             f"x line_bytes / 1024)")
         return self
 
 
@@ -93,8 +109,10 @@ class Cluster(_OppRange, Sourced):
     core_type: str
     core_ids: list[Annotated[int, Field(ge=0)]] = Field(min_length=1)
     opps: list[Opp] = Field(min_length=1)
-    issue_width: PositiveInt
-    neon_pipes_128b: PositiveInt
+    # bounds: the widest shipped cores decode 8-10 instructions a cycle and have 4 SIMD pipes
+    # (Cortex-X4, Arm TRM); 16 and 8 bound what a core could build
+    issue_width: int = Field(ge=1, le=16)
+    neon_pipes_128b: int = Field(ge=1, le=8)
     # bounds: a scalar core does 1 FLOP/cycle, the widest SVE core ~64; outside is a typo
     fp32_flops_per_cycle: float = Field(ge=1, le=1024, description="peak FP32 FLOPs/cycle/core (FMA = 2)")
     int8_macs_per_cycle: float = Field(ge=1, le=4096, description="peak INT8 MACs/cycle/core (sdot)")
@@ -102,9 +120,12 @@ class Cluster(_OppRange, Sourced):
     int8_efficiency: float = Field(gt=0, le=1)
     l1d: CacheLevel
     l2: CacheLevel
-    dyn_power_coeff_uw_mhz_v2: PositiveFloat = Field(description="EAS dynamic-power-coefficient")
-    leakage_mw_per_core: float = Field(ge=0, description="static power per core at 1 V, 25 C")
-    idle_mw_per_core: float = Field(ge=0, default=0.0, description="power-collapsed residual")
+    # bounds: the shipped cores' EAS coefficients are 105-760 uW/MHz/V^2 (kernel DTS); 10,000
+    # is a 30 W core at 3 GHz and 1 V, beyond any phone.  Leakage under 2 W a core (a phone's
+    # whole SoC leaks well under that at 25 C).
+    dyn_power_coeff_uw_mhz_v2: float = Field(gt=0, le=10_000, description="EAS dynamic-power-coefficient")
+    leakage_mw_per_core: float = Field(ge=0, le=2000, description="static power per core at 1 V, 25 C")
+    idle_mw_per_core: float = Field(ge=0, le=2000, default=0.0, description="power-collapsed residual")
 
     @field_validator("opps")
     @classmethod
@@ -164,16 +185,19 @@ class Dsp(_OppRange, Sourced):
     hvx_arch: Literal["v60", "v62", "v65", "v66", "v68", "v69", "v73", "v75", "v79"]
     opps: list[Opp] = Field(min_length=1)
     training_clock_mhz: PositiveFloat = Field(description="clock the seed systems trained at")
-    hardware_threads: PositiveInt
-    hvx_contexts: PositiveInt
+    # bounds: Hexagon has 4-6 hardware threads and 2-4 HVX contexts (Hexagon V66-V73 manuals)
+    hardware_threads: int = Field(ge=1, le=16)
+    hvx_contexts: int = Field(ge=1, le=16)
     # HVX's 128-byte vector mode, the one the emulator (isa/hvx) implements and every shipped
     # spec's Hexagon runs; the 64-byte mode of early parts is not modelled
     vector_bytes: Literal[128] = 128
-    int8_macs_per_cycle_per_context: PositiveInt = 128
+    int8_macs_per_cycle_per_context: int = Field(128, ge=1, le=4096)
     l2: CacheLevel
-    vtcm_kb: PositiveFloat
-    dyn_power_coeff_uw_mhz_v2: PositiveFloat
-    leakage_mw: float = Field(ge=0)
+    # bound: VTCM is 256 KB-8 MB on shipped Hexagons (sd888: 4 MB); 64 MB is no TCM
+    vtcm_kb: float = Field(gt=0, le=64 * 1024)
+    # bounds as for a CPU cluster: a unit of 30 W at 3 GHz and 1 V; leakage under 5 W
+    dyn_power_coeff_uw_mhz_v2: float = Field(gt=0, le=10_000)
+    leakage_mw: float = Field(ge=0, le=5000)
     has_float: bool = False
     # default for a spec that omits it: assumption, the value of a 4 GB phone (sd845.yaml);
     # the shipped specs scale it with phone RAM (256 MB at 4 GB, 384 at 6 GB, 512 at 8 GB)
@@ -201,13 +225,14 @@ class Dsp(_OppRange, Sourced):
 class Gpu(_OppRange, Sourced):
     name: str
     opps: list[Opp] = Field(min_length=1)
-    fp32_flops_per_cycle: PositiveFloat
+    # bound: an Adreno 740 does ~3,000 FP32 FLOPs/cycle (1536 ALUs x FMA); 65,536 is no phone GPU
+    fp32_flops_per_cycle: float = Field(gt=0, le=65_536)
     fp32_efficiency: float = Field(gt=0, le=1)
     fp16_rate: float = Field(ge=1, le=4, description="FP16 FLOPs per cycle over FP32's")
     l2_kb: float = Field(ge=0, le=65536, description="GPU L2 cache size (KB)")
-    dyn_power_coeff_uw_mhz_v2: PositiveFloat
-    leakage_mw: float = Field(ge=0)
-    kernel_launch_us: float = Field(ge=0)
+    dyn_power_coeff_uw_mhz_v2: float = Field(gt=0, le=10_000)
+    leakage_mw: float = Field(ge=0, le=5000)
+    kernel_launch_us: float = Field(ge=0, le=1e6)
 
     @field_validator("opps")
     @classmethod
@@ -221,32 +246,39 @@ class Dram(Sourced):
     # (and a near-zero bandwidth would run a simulated lifetime)
     bandwidth_gbs: float = Field(ge=0.5, le=2000)
     achievable_fraction: float = Field(gt=0, le=1)
-    latency_ns: PositiveFloat
-    energy_pj_per_byte: PositiveFloat
-    background_mw: float = Field(ge=0)
-    capacity_gb: PositiveFloat
+    # bounds: LPDDR latency is 100-150 ns (the specs' sources), its energy 10-100 pJ/byte, its
+    # background power under a watt, a phone's capacity 1-24 GB; the bounds are 10x beyond
+    latency_ns: float = Field(gt=0, le=10_000)
+    energy_pj_per_byte: float = Field(gt=0, le=10_000)
+    background_mw: float = Field(ge=0, le=10_000)
+    capacity_gb: float = Field(gt=0, le=1024)
 
 
 class FastRpc(Sourced):
     """CPU<->DSP call costs: invoke latency, cache maintenance, copies, graph preparation."""
 
-    invoke_us: PositiveFloat
-    cache_maint_us_per_mb: float = Field(ge=0)
-    copy_gbs: PositiveFloat
+    # bounds: a FastRPC call costs 60-450 us (the specs' sources); a second is no call.  A copy
+    # slower than 1 MB/s or faster than DRAM (2000 GB/s) is a typo.
+    invoke_us: float = Field(gt=0, le=1e6)
+    cache_maint_us_per_mb: float = Field(ge=0, le=1e6)
+    copy_gbs: float = Field(ge=0.001, le=2000)
     io_coherent: bool = True
-    graph_prep_us_per_op: float = Field(ge=0)
-    graph_prep_us_per_mb: float = Field(ge=0)
+    graph_prep_us_per_op: float = Field(ge=0, le=1e6)
+    graph_prep_us_per_mb: float = Field(ge=0, le=1e6)
 
 
 class ThermalNode(StrictModel):
     name: str
-    capacitance_j_per_k: PositiveFloat
+    # bounds: a die is ~0.3 J/K, a phone body ~60 J/K (the specs' sources); 1 mJ/K to 10 kJ/K
+    # brackets any node of a phone (a smaller one makes the RC network needlessly stiff)
+    capacitance_j_per_k: float = Field(ge=1e-3, le=1e4)
 
 
 class ThermalLink(StrictModel):
     a: str
     b: str
-    conductance_w_per_k: PositiveFloat
+    # bounds: the specs' links are 0.03-1 W/K; 1 mW/K to 100 W/K brackets any path in a phone
+    conductance_w_per_k: float = Field(ge=1e-3, le=100)
 
 
 class ThermalZone(StrictModel):
@@ -257,7 +289,7 @@ class ThermalZone(StrictModel):
     trips_c: list[Annotated[float, Field(ge=-40, le=200)]] = Field(default_factory=list)
     hysteresis_c: float = Field(2.0, ge=0)
     caps: list[str] = Field(default_factory=list, description="cluster names this zone throttles")
-    polling_s: PositiveFloat = Field(0.25, description="governor polling period (sm8250 passive polling)")
+    polling_s: float = Field(0.25, ge=0.001, le=60, description="governor polling period (sm8250 passive polling)")
 
 
 class Thermal(Sourced):
@@ -295,8 +327,10 @@ class Thermal(Sourced):
 
 
 class Battery(Sourced):
-    capacity_mah: PositiveFloat
-    nominal_voltage_v: PositiveFloat
+    # bounds: phone packs hold 2,000-7,000 mAh at 3.7-3.9 V nominal (the specs' sources);
+    # 100,000 mAh and 2-5 V bracket any single Li-ion cell a phone carries
+    capacity_mah: float = Field(gt=0, le=100_000)
+    nominal_voltage_v: float = Field(ge=2, le=5)
     ocv_soc: list[tuple[float, float]] = Field(min_length=2, description="(state of charge 0..1, open-circuit V)")
 
     @field_validator("ocv_soc")
@@ -309,7 +343,8 @@ class Battery(Sourced):
         if not all(0 < u <= 10 for u in volts) or volts != sorted(volts):
             raise ValueError(f"ocv_soc: open-circuit voltages must be positive and rise with the charge, got {volts}")
         return v
-    internal_resistance_ohm: PositiveFloat
+    # bound: a fresh phone cell is ~0.1 ohm, a worn one under 1 ohm
+    internal_resistance_ohm: float = Field(gt=0, le=10)
     # 0.8: assumption, a default start charge (a phone that has been in use, neither full nor
     # low); a workload overrides it with environment.initial_soc
     initial_soc: float = Field(0.8, ge=0, le=1)
@@ -328,8 +363,10 @@ class Battery(Sourced):
 class Platform(Sourced):
     """Power of everything not modelled as its own rail (modem idle, PMIC, sensors, screen)."""
 
-    idle_mw: float = Field(ge=0)
-    screen_mw: float = Field(0.0, ge=0)
+    # bounds: a phone's platform idle is 100s of mW and a screen at full brightness ~1.5 W;
+    # 20 W is beyond either
+    idle_mw: float = Field(ge=0, le=20_000)
+    screen_mw: float = Field(0.0, ge=0, le=20_000)
 
 
 class SocSpec(Sourced):

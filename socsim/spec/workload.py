@@ -4,7 +4,7 @@ from __future__ import annotations
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import Field, PositiveInt, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from socsim.spec.base import StrictModel
@@ -12,6 +12,17 @@ from socsim.spec.base import StrictModel
 CORE_SETS = ("big1", "big2", "big3", "big4", "little1", "little2", "little3", "little4",
              "hybrid8", "prime1", "all")
 GOVERNORS = ("performance", "powersave", "userspace", "schedutil")
+
+#: largest input dimension, class count and mini-batch a workload may name
+MAX_DIM, MAX_CLASSES, MAX_BATCH = 1 << 16, 1 << 24, 1 << 20
+#: Most batches a run may have (``batches``, or ``epochs`` x batches per epoch): identical batches
+#: replay in one event, but each still costs ~0.5 ms of the engine (measured: 200,000 quick-start
+#: batches, ~100 s of CPU) and writes an ~80-byte row of batches.csv: 10^7 batches is ~1.5 h and
+#: ~800 MB, a week of back-to-back training of the quick-start (docs/guide.md, Limits and errors)
+MAX_BATCHES = 10**7
+#: Most epochs and dataset samples a workload may name (the product is bounded by MAX_BATCHES)
+MAX_EPOCHS, MAX_DATASET = 10**6, 10**12
+MAX_TRACE_LIMIT = 10**7
 
 
 def _members(ann: Any) -> list[Any]:
@@ -178,10 +189,15 @@ class Output(WorkloadBlock):
                              "shorter period only costs memory and run time")
     trace_batches: int = Field(200, ge=0, description="op slices kept for the first N batches")
     trace_every: int = Field(50, ge=1, description="...then for every N-th batch")
+    # 1000: the op detail of a long run stays bounded (a 2,000,000-batch run keeps ~3,700
+    # batches' slices instead of 40,000: tens of MB, not a GB); every workload in workloads/
+    # is shorter than trace_every x trace_limit, so its output does not change
+    trace_limit: int | None = Field(1000, ge=1, le=MAX_TRACE_LIMIT,
+                                    description="after trace_every x trace_limit batches the interval doubles, "
+                                    "and again each time the run doubles in length (about trace_limit / 2 traced "
+                                    "batches per doubling); null: every trace_every-th batch to the end")
 
 
-#: largest input dimension, class count and mini-batch a workload may name
-MAX_DIM, MAX_CLASSES, MAX_BATCH = 1 << 16, 1 << 24, 1 << 20
 
 
 class Workload(WorkloadBlock):
@@ -192,9 +208,9 @@ class Workload(WorkloadBlock):
     input: list[Annotated[int, Field(gt=0, le=MAX_DIM)]] = Field(min_length=1, max_length=3)
     num_classes: int = Field(10, gt=0, le=MAX_CLASSES)
     batch_size: int = Field(gt=0, le=MAX_BATCH)
-    batches: PositiveInt | None = None
-    epochs: PositiveInt | None = None
-    dataset_size: PositiveInt | None = None
+    batches: int | None = Field(None, gt=0, le=MAX_BATCHES)
+    epochs: int | None = Field(None, gt=0, le=MAX_EPOCHS)
+    dataset_size: int | None = Field(None, gt=0, le=MAX_DATASET)
     precision: Literal["fp32", "niti", "octo"] = "fp32"
     mode: Literal["train", "inference"] = Field("train", description="train: forward, backward and update "
                                                 "of every batch; inference: the forward pass alone (no loss "
@@ -218,6 +234,11 @@ class Workload(WorkloadBlock):
                                           fields)
         elif self.epochs is not None:
             raise PydanticCustomError("run_length", "give 'batches' or 'epochs', not both", fields)
+        if self.total_batches > MAX_BATCHES:
+            raise PydanticCustomError("run_length", "epochs x ceil(dataset_size / batch_size) = {n} batches, more "
+                                      "than the cap of {cap} a run may have (docs/guide.md, Limits and errors)",
+                                      {"fields": ("epochs", "dataset_size", "batch_size"), "n": f"{self.total_batches:,}",
+                                       "cap": f"{MAX_BATCHES:,}"})
         return self
 
     @property

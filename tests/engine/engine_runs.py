@@ -66,7 +66,8 @@ def run(directory: Path, workload: dict, scheduler=None, trace: bool = False) ->
     wl, _, sched, _ = prepare(workload)
     sched = scheduler or sched
     directory.mkdir(parents=True, exist_ok=True)
-    engine = Engine(SOC, wl, sched, StreamRecorder(directory, wl.output.trace_batches, wl.output.trace_every))
+    engine = Engine(SOC, wl, sched, StreamRecorder(directory, wl.output.trace_batches, wl.output.trace_every,
+                                                   wl.output.trace_limit))
     stats = engine.run()
     summary = build_summary(SOC, wl, sched, engine, stats, deterministic=True)
     (directory / "summary.json").write_text(json.dumps(summary))
