@@ -133,10 +133,10 @@ class PlanContext:
         if unit == "cpu":
             cores = cores or self.cores()
             cfg = self.oracle.config("cpu", cores=cores, freqs=self.freqs(cores, freq))
-        elif unit == "dsp":
-            if self.soc.dsp is None:
+        elif unit in ("dsp", "hmx"):   # the cDSP's units, at its clock
+            if self.soc.dsp is None or (unit == "hmx" and self.soc.dsp.hmx is None):
                 return float("inf")
-            cfg = self.oracle.config("dsp", dsp_mhz=dsp_mhz or self.dsp_mhz)
+            cfg = self.oracle.config(unit, mhz=dsp_mhz or self.dsp_mhz)
         else:
             if self.soc.gpu is None:
                 return float("inf")
@@ -183,6 +183,8 @@ class PlanContext:
             freqs.update(dict(plan.cpu_freq_mhz))
         if self.soc.dsp is not None:
             freqs["dsp"] = self.dsp_mhz
+            if self.soc.dsp.hmx is not None:
+                freqs["hmx"] = self.dsp_mhz
         if self.soc.gpu is not None:
             freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
         return freqs

@@ -203,8 +203,7 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     bw_s = mem.dram_bytes / bw
     stall_s = max(lat_s + clean_s, bw_s)
 
-    real_bytes = _real_tensor_bytes(op)
-    call_s = CALL_FIXED_S + real_bytes / (CALL_COPY_GBS * 1e9)
+    call_s = call_overhead_s(op)
     compute_s = cycles / (cfg.freq_mhz * 1e6)
     # Switching activity: 1 while HVX computes; an in-order context waiting on DDR still clocks
     # the scalar core, the L2 and the vector register file, so stalled time keeps 0.3.
@@ -231,6 +230,11 @@ def _real_tensor_bytes(op: Op) -> int:
         ow = p.get("ow", p["w"])
         return p["batch"] * (p["cin"] * p["h"] * p["w"] + 4 * p["cout"] * oh * ow)
     return 0
+
+
+def call_overhead_s(op: Op) -> float:
+    """A standalone invocation's FastRPC call and the copy of the op's real tensors (Table 4 fit)."""
+    return CALL_FIXED_S + _real_tensor_bytes(op) / (CALL_COPY_GBS * 1e9)
 
 
 def standalone_time_s(cost: OpCost) -> float:
