@@ -389,6 +389,14 @@ class SocSpec(Sourced):
                 "{clusters}): add the cluster, or remove its heat source and zone caps",
                 {"fields": (("cpu", "clusters"), "cpu"), "rail": gone[0], "name": gone[0][len(cpu_rail("")):],
                  "clusters": ", ".join(clusters)})
+        sections = {"cdsp": "dsp", "gpu": "gpu"}   # a unit section's rail
+        lacking = [u for u in unknown if u in sections and getattr(self, sections[u]) is None]
+        if lacking:
+            # the rail of a unit section the spec does not have (a deleted dsp: or gpu:)
+            raise PydanticCustomError(
+                "thermal", "thermal.heat_sources names {rail}, the rail of the {section}: section, which this "
+                "spec lacks: add the section, or remove its heat source and thermal zone",
+                {"fields": ((sections[lacking[0]],),), "rail": lacking[0], "section": sections[lacking[0]]})
         if unknown:
             raise PydanticCustomError("thermal", "thermal.heat_sources names {unknown}, which is no rail of this "
                                       "SoC; rails: {rails} (and 'battery', 'charger')",

@@ -52,7 +52,7 @@ def test_generations_are_ordered_and_sourced():
 
 
 def test_list_socs_names_generation_and_units():
-    out = invoke("list", "socs").output
+    out = invoke("list", "socs", env={"COLUMNS": "400"}).output
     assert "V68: HVX x4 + HMX 2048" in out and "V66: HVX x4" in out and "V65: HVX x2" in out
     assert describe(load_soc("sd865")).startswith("V66: HVX x4, 4 threads")
 
