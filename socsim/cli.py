@@ -661,7 +661,13 @@ def validate(file, soc, scheduler, sets):
 
 
 @main.command()
-@click.argument("file")
+@click.argument("file", required=False)
+@click.option("--trace", "trace_path", default=None,
+              help="a phone's Perfetto trace to compare with a run of --workload on --soc (docs/trace.md)")
+@click.option("--workload", default=None, help="with --trace: the workload the phone ran")
+@click.option("--soc", default=None, help="with --trace: the SoC to simulate it on")
+@click.option("--slice", "slice_name", default="batch", show_default=True,
+              help="with --trace: the name of the trace's slices that are one batch each")
 @click.option("--batches", type=int, default=None,
               help="batches simulated per row  [default: 2; a fixed configuration's per-batch figures settle from the first]")
 @click.option("--json", "json_path", default=None, help="write the report as JSON here ('-' for stdout)")
@@ -669,11 +675,12 @@ def validate(file, soc, scheduler, sets):
               help="write the report as Markdown here ('-' for stdout; docs/validation.md's section is made so)")
 @click.option("--rows", "all_rows", is_flag=True, help="print every row, not only each table's worst")
 @click.option("--quiet", is_flag=True, help="no console tables or progress")
-def fidelity(file, batches, json_path, markdown_path, all_rows, quiet):
+def fidelity(file, trace_path, workload, soc, slice_name, batches, json_path, markdown_path, all_rows, quiet):
     """Simulate every row of a measurement FILE (docs/fidelity.md) and compare with the phone.
 
     Per table: n, time and energy MAPE, Kendall tau-b of the orderings (time, energy) and the
     worst rows; for a table of ratios between runs (the ncnn benchmarks), each ratio's error.
+    With --trace (no FILE): a phone's Perfetto trace against a run of --workload on --soc.
     """
     from socsim.api import dump_json
     from socsim.fidelity import DEFAULT_BATCHES, evaluate, load_measurements
@@ -684,14 +691,24 @@ def fidelity(file, batches, json_path, markdown_path, all_rows, quiet):
     _check_distinct(json=json_path, markdown=markdown_path)
     if batches is not None and batches < 1:
         raise InputError("must be at least 1", field="--batches", value=batches)
-    suite = load_measurements(file)
+    if (file is None) == (trace_path is None):
+        raise InputError("give a measurement FILE or --trace, one of them", field="FILE",
+                         value=file or "")
+    if trace_path is not None and (workload is None or soc is None):
+        raise InputError("--trace needs --workload and --soc", field="--workload" if workload is None else "--soc",
+                         value="")
     to_stdout = "-" in (json_path, markdown_path)
-    prog = _Progress(f"fidelity {Path(file).name}", enabled=not quiet and not to_stdout, unit="runs",
-                     waiting="simulating")
-    try:
-        report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog)
-    finally:
-        prog.close()
+    if trace_path is not None:
+        from socsim.fidelity.trace_compare import compare_trace
+        report = compare_trace(trace_path, workload, soc, slice_name)
+    else:
+        suite = load_measurements(file)
+        prog = _Progress(f"fidelity {Path(file).name}", enabled=not quiet and not to_stdout, unit="runs",
+                         waiting="simulating")
+        try:
+            report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog)
+        finally:
+            prog.close()
     if json_path:
         _write_atomic(json_path, dump_json(report))
     if markdown_path:
