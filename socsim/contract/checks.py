@@ -66,8 +66,8 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
                        f"{st.unit} of {soc.name}, which cannot run it"
                        + (" (the DSP has no float unit: train in int8, e.g. precision: niti)"
                           if st.unit == "dsp" and st.op.dtype not in ("int8", "int32") else ""))
-    if "dsp" in units and plan.dsp_graph not in ("per_batch", "reuse"):
-        raise fail(f"the plan from {src} places {plan.count('dsp')} ops on the DSP but has dsp_graph "
+    if units & {"dsp", "hmx"} and plan.dsp_graph not in ("per_batch", "reuse"):
+        raise fail(f"the plan from {src} places {plan.count('dsp') + plan.count('hmx')} ops on the DSP but has dsp_graph "
                    f"{plan.dsp_graph!r}; the DSP runs a prepared graph: 'per_batch' (prepared every batch) "
                    "or 'reuse' (prepared once, kept)")
     # the core set is the scheduler's choice (a workload's cpu.cores is checked when resolved)

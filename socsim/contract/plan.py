@@ -80,8 +80,9 @@ class Plan:
         on the host CPU when the first step is on an accelerator: a DSP-only plan makes one
         FastRPC call into the DSP every batch, and a GPU-only plan counts the same way, so both
         report 1 switch per batch where this property gives 0."""
+        from socsim.hw.units import same_domain   # HVX <-> HMX inside the cDSP is no switch
         n = 0
         for a, b in zip(self.steps, self.steps[1:]):
-            if a.unit != b.unit:
+            if a.unit != b.unit and not same_domain(a.unit, b.unit):
                 n += 1
         return n

@@ -213,7 +213,7 @@ class BatchWalker:
         # and the host-only seconds schedutil needs (socsim.contract.dvfs.schedutil_util)
         host_busy = {host.name: 1.0, HOST_BUSY: 1.0}
         if prep and soc.fastrpc is not None:
-            dur = fastrpc.graph_prep_s(soc.fastrpc, head.count("dsp"), head.dsp_graph_bytes)
+            dur = fastrpc.graph_prep_s(soc.fastrpc, head.count("dsp") + head.count("hmx"), head.dsp_graph_bytes)
             yield Seg(dur, host_track, ("engine",), "dsp-graph-prepare", "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
         # re-preparing evicted subgraphs: not in a batch that prepares the whole graph anyway
@@ -232,6 +232,8 @@ class BatchWalker:
         for k, step in enumerate(plan.steps):
             op, unit = step.op, step.unit
             mem = mem_base if step_mem is None else int(step_mem[k])
+            if unit != cur and units.same_domain(unit, cur):
+                cur = unit      # HVX <-> HMX inside the cDSP: no hand-over, no switch
             if unit != cur:
                 # a hand-over through the host, of each unit on either side that has one (units'
                 # ``handover``: FastRPC for the DSP, a queue drain and a layout copy for the GPU)

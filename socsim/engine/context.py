@@ -148,7 +148,7 @@ class PlanContext:
             cfg = self.oracle.config(unit, cores=cores, freqs=self.freqs(cores, freq))
         elif not u.present(self.soc):
             return float("inf")
-        elif unit == "dsp":   # the DSP trains at the workload's clock (dsp.freq_mhz), or dsp_mhz
+        elif u.domain == "cdsp":   # the cDSP's units (HVX, HMX) train at the workload's clock, or dsp_mhz
             cfg = self.oracle.config(unit, mhz=dsp_mhz or self.dsp_mhz)
         else:                 # any other unit at its default clock
             cfg = self.oracle.config(unit)
@@ -194,6 +194,8 @@ class PlanContext:
             freqs.update(dict(plan.cpu_freq_mhz))
         if self.soc.dsp is not None:
             freqs["dsp"] = self.dsp_mhz
+            if self.soc.dsp.hmx is not None:
+                freqs["hmx"] = self.dsp_mhz
         if self.soc.gpu is not None:
             freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
         return freqs

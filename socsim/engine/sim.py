@@ -312,6 +312,8 @@ class Engine(PlanSwitching, Environment):
         freqs = {name: dvfs.floor_opp(self.soc.cluster(name), clamp(caps, name, f)) for name, f in request.items()}
         if self.soc.dsp is not None:
             freqs["dsp"] = self.pctx.dsp_mhz
+            if self.soc.dsp.hmx is not None:   # HMX runs on the cDSP's clock
+                freqs["hmx"] = self.pctx.dsp_mhz
         if self.soc.gpu is not None:
             freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
         return freqs

@@ -150,10 +150,26 @@ def _hvx_cycles(kind: str, args: tuple) -> int | None:
         return None
 
 
+# The operators Mandheling lists as unsupported on the DSP (pub:op_latency_ms_cpu_vs_dsp.
+# dsp_unsupported) and the op kinds that carry them: normalisation's square root of the variance,
+# quantisation's float scale and rounding.  Refused on every generation, a V68+ with HVX float
+# included: the seed systems' DSP graphs have no such kernels.  NITI's rescale (reducemax, the
+# shift by the clz-derived amount) is integer work and stays on the DSP, where Mandheling's listing
+# runs it (docs/seeds.md 1).
+DSP_UNSUPPORTED: dict[str, tuple[str, ...]] = {
+    "Normalization": ("batchnorm", "batchnorm_bwd", "layernorm", "layernorm_bwd"),
+    "Quantization": ("quantize", "dequantize"),
+    "Round": ("quantize",),
+    "Sqrt": ("batchnorm", "batchnorm_bwd", "layernorm", "layernorm_bwd"),
+}
+_UNSUPPORTED_KINDS = {k: name for name, kinds in DSP_UNSUPPORTED.items() for k in kinds}
+
+
 def dsp_supports(soc: SocSpec, op: Op) -> bool:
-    """Whether the SoC's DSP runs ``op``: an op kind Hexagon NN has, in integer types unless the
-    DSP has a float unit (V66 has none, pub:hexagon_hvx.float_unit)."""
-    if soc.dsp is None:
+    """Whether the SoC's DSP runs ``op``: an op kind Hexagon NN has, not one of the published
+    unsupported operators, in integer types unless the DSP has a float unit (V66 has none,
+    pub:hexagon_hvx.float_unit)."""
+    if soc.dsp is None or op.kind in _UNSUPPORTED_KINDS:
         return False
     if op.dtype not in ("int8", "int32") and not soc.dsp.has_float:
         return False
@@ -178,8 +194,12 @@ class DspCostModel:
         c = self._memo.get(key)
         if c is None:
             if not self.supports(op):
+                why = (f"Mandheling lists {_UNSUPPORTED_KINDS[op.kind]} as unsupported on the DSP"
+                       if op.kind in _UNSUPPORTED_KINDS else
+                       "no floating point on its HVX" if op.dtype not in ("int8", "int32") else
+                       "Hexagon NN has no kernel for it")
                 raise UnsupportedOp(f"{self.soc.dsp.name} (HVX {self.soc.dsp.hvx_arch}) cannot run "
-                                    f"{op.kind} in {op.dtype}: no floating point on HVX v66")
+                                    f"{op.kind} in {op.dtype}: {why}")
             c = self._memo[key] = dsp_cost(self.soc, op, cfg, self.use_emulator)
         return c
 
@@ -203,8 +223,7 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     bw_s = mem.dram_bytes / bw
     stall_s = max(lat_s + clean_s, bw_s)
 
-    real_bytes = _real_tensor_bytes(op)
-    call_s = CALL_FIXED_S + real_bytes / (CALL_COPY_GBS * 1e9)
+    call_s = call_overhead_s(op)
     compute_s = cycles / (cfg.freq_mhz * 1e6)
     # Switching activity: 1 while HVX computes; an in-order context waiting on DDR still clocks
     # the scalar core, the L2 and the vector register file, so stalled time keeps 0.3.
@@ -231,6 +250,11 @@ def _real_tensor_bytes(op: Op) -> int:
         ow = p.get("ow", p["w"])
         return p["batch"] * (p["cin"] * p["h"] * p["w"] + 4 * p["cout"] * oh * ow)
     return 0
+
+
+def call_overhead_s(op: Op) -> float:
+    """A standalone invocation's FastRPC call and the copy of the op's real tensors (Table 4 fit)."""
+    return CALL_FIXED_S + _real_tensor_bytes(op) / (CALL_COPY_GBS * 1e9)
 
 
 def standalone_time_s(cost: OpCost) -> float:

@@ -48,7 +48,8 @@ class ComputeUnit:
     ``title`` what messages and ``socsim list socs`` show; ``part`` the SoC's part for it;
     ``rail`` the power rail its ops draw on (None for the host: its clusters' own rails);
     ``clock_mhz`` its clock when the engine sets none; ``trace_tid`` its track's fixed thread id
-    in Perfetto traces (None: the next free one)."""
+    in Perfetto traces (None: the next free one); ``domain`` the subsystem it shares with other
+    units, between which work passes without a hand-over (None: its own)."""
 
     name: str
     title: str
@@ -62,6 +63,8 @@ class ComputeUnit:
     handover: Handover | None = None
     trace_tid: int | None = None
     host: bool = False
+    # units of one subsystem (the cDSP's HVX and HMX) pass work between them with no hand-over
+    domain: str | None = None
 
     @property
     def ops_key(self) -> str:
@@ -132,6 +135,12 @@ def ops_keys() -> tuple[str, ...]:
     return tuple(u.ops_key for u in _UNITS.values())
 
 
+def same_domain(a: str, b: str) -> bool:
+    """Whether units ``a`` and ``b`` pass work between them without a hand-over."""
+    da, db = unit(a).domain, unit(b).domain
+    return da is not None and da == db
+
+
 def core_of_track(track: str) -> int | None:
     """The core id of a host core's trace track (``cpu3`` -> 3), else None."""
     prefix = host().name
@@ -149,6 +158,16 @@ def _cpu_model(soc: SocSpec) -> CostModel:
 def _dsp_model(soc: SocSpec) -> CostModel:
     from socsim.hw.dsp import DspCostModel
     return DspCostModel(soc)
+
+
+def _hmx_model(soc: SocSpec) -> CostModel:
+    from socsim.hw.hmx import HmxCostModel
+    return HmxCostModel(soc)
+
+
+def _hmx_supports(soc: SocSpec, op: Op) -> bool:
+    from socsim.hw.hmx import hmx_supports
+    return hmx_supports(soc, op)
 
 
 def _gpu_model(soc: SocSpec) -> CostModel:
@@ -203,7 +222,7 @@ register(ComputeUnit(
 register(ComputeUnit(
     name="dsp", title="DSP", present=lambda soc: soc.dsp is not None, cost_model=_dsp_model,
     supports=_dsp_supports, config=_dsp_config, part=lambda soc: soc.dsp.name, rail=RAIL_CDSP,
-    clock_mhz=lambda soc: soc.dsp.training_clock_mhz, trace_tid=200,
+    clock_mhz=lambda soc: soc.dsp.training_clock_mhz, trace_tid=200, domain="cdsp",
     handover=Handover(_fastrpc_s, track="fastrpc", name="rpc {src}->{dst}", kind="fastrpc")))
 # the GPU: a queue drain and a layout copy hand work over (socsim.hw.gpu.cpu_gpu_switch_s)
 register(ComputeUnit(
@@ -211,3 +230,11 @@ register(ComputeUnit(
     supports=_gpu_supports, config=_gpu_config, part=lambda soc: soc.gpu.name, rail=RAIL_GPU,
     clock_mhz=lambda soc: soc.gpu.opps[-1].freq_mhz, trace_tid=201,
     handover=Handover(_gpu_switch_s, track="engine", name="gpu hand-over {src}->{dst}", kind="gpu_switch")))
+# HMX, the V68+ cDSP's matrix unit: reached through FastRPC like HVX, and sharing the cDSP's
+# clock, rail and prepared graph, so work passes between the two without a hand-over
+register(ComputeUnit(
+    name="hmx", title="HMX", present=lambda soc: soc.dsp is not None and soc.dsp.hmx is not None,
+    cost_model=_hmx_model, supports=_hmx_supports, config=_dsp_config,
+    part=lambda soc: f"{soc.dsp.hvx_arch.upper()} HMX {soc.dsp.hmx.int8_macs_per_cycle} MAC/cycle", rail=RAIL_CDSP,
+    clock_mhz=lambda soc: soc.dsp.training_clock_mhz, trace_tid=202, domain="cdsp",
+    handover=Handover(_fastrpc_s, track="fastrpc", name="rpc {src}->{dst}", kind="fastrpc")))

@@ -277,11 +277,12 @@ def op_table(r: dict[str, Any]) -> Table:
 def listing(what: str) -> Table:
     if what == "socs":
         from socsim.spec import list_socs, load_soc
-        t = Table("name", "SoC", *(u.title for u in units.units()), "phones")
+        from socsim.hw.hexagon import describe
+        t = Table("name", "SoC", *(u.title for u in units.units()), "Hexagon", "phones")
         for n in list_socs():
             s = load_soc(n)
             t.add_row(n, s.marketing_name, *(u.part(s) if u.present(s) else "-" for u in units.units()),
-                      ", ".join(s.phones))
+                      describe(s), ", ".join(s.phones))
         return t
     if what == "schedulers":
         from socsim.sched.registry import discover, name_clash

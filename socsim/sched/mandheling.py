@@ -50,6 +50,8 @@ class MandhelingOptions(BaseModel):
     subgraph_reuse: bool = Field(True, description="reuse prepared DSP subgraphs across batches")
     cpu_cores: str | list[int] = Field("big2", description="cores of the CPU part (2 big cores by default)")
     dsp_memory_budget_mb: float | None = Field(None, gt=0, description="DSP memory for prepared subgraphs; default: the SoC's dsp.memory_budget_mb")
+    use_hmx: bool = Field(False, description="run INT8 convolutions and matrix products on the cDSP's HMX where the SoC has one "
+                          "and it is faster than HVX (Mandheling's own system used HVX only: off by default)")
     # Defaults below, sources: docs/seeds.md 1 names K and the "well above" test but gives no
     # values.  rescale_window 8: assumption (enough rescaled batches to estimate a
     # change frequency of one per 10-60 batches without lagging the early phase; plausible
@@ -224,16 +226,28 @@ class Mandheling(BaseScheduler):
         if self.options.subgraph_reuse or ctx.soc.fastrpc is None:
             return 0.0
         n = sum(len(it.dsp_steps) for it, u in zip(items, units) if u == "dsp")
-        size = sum(it.op.out_bytes + it.op.weight_bytes for it, u in zip(items, units) if u == "dsp")
+        # the storage of each DSP region, as the engine charges it (region_storage_bytes)
+        ops = [it.op for it in items]
+        size, start = 0, None
+        for i, u in enumerate(list(units) + ["cpu"]):
+            if u == "dsp" and start is None:
+                start = i
+            elif u != "dsp" and start is not None:
+                size += region_storage_bytes(ops, start, i)
+                start = None
         return fastrpc.graph_prep_s(ctx.soc.fastrpc, n, size)
 
     def _items(self, ctx, graph, ops: list[Op], cores, splits, freq) -> list[_Item]:
         l_cpu = latencies(ctx, ops, "cpu", cores, freq)
         l_dsp = latencies(ctx, ops, "dsp")
+        hmx = self.options.use_hmx and ctx.soc.dsp is not None and ctx.soc.dsp.hmx is not None
+        l_hmx = latencies(ctx, ops, "hmx") if hmx else [math.inf] * len(ops)
         items = []
-        for op, lc, ld in zip(ops, l_cpu, l_dsp):
+        for op, lc, ld, lh in zip(ops, l_cpu, l_dsp, l_hmx):
             cpu_steps = (Step(op, "cpu"),)
-            if op.name in splits and math.isfinite(ld):
+            if lh < ld and lh <= splits.get(op.name, (0, math.inf))[1]:   # the cDSP's matrix unit
+                items.append(_Item(op, cpu_steps, (Step(op, "hmx"),), lc, lh))
+            elif op.name in splits and math.isfinite(ld):
                 b, t = splits[op.name]
                 items.append(_Item(op, cpu_steps, self._split_steps(graph, op, b), lc, t, b))
             else:

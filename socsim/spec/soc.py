@@ -177,8 +177,19 @@ class Cpu(Sourced):
         return self.clusters[1:]
 
 
+class Hmx(Sourced):
+    """Hexagon Matrix eXtension (V68 and later): the cDSP's tensor unit, INT8 operands from VTCM."""
+
+    int8_macs_per_cycle: PositiveInt = Field(description="peak INT8 multiply-accumulates per cycle")
+    # the reduction and output-channel tile the unit works in: an op's depth and output
+    # channels are padded up to these (QEMU v68n_1024 config: hmx_int8_depth, hmx_int8_spatial)
+    depth: PositiveInt = 32
+    spatial: PositiveInt = 64
+    efficiency: float = Field(gt=0, le=1, description="sustained fraction of the peak on full tiles")
+
+
 class Dsp(_OppRange, Sourced):
-    """Hexagon compute DSP (cDSP) with HVX vector contexts."""
+    """Hexagon compute DSP (cDSP) with HVX vector contexts (and HMX on V68 and later)."""
 
     name: str
     # Hexagon versions with HVX (Qualcomm Hexagon SDK); the emulator implements V66's instructions
@@ -203,6 +214,7 @@ class Dsp(_OppRange, Sourced):
     # the shipped specs scale it with phone RAM (256 MB at 4 GB, 384 at 6 GB, 512 at 8 GB)
     memory_budget_mb: PositiveFloat = 256
     batch_pad_to: int = Field(32, ge=1, le=1024, description="Hexagon NN pads batches above 4 to this multiple")
+    hmx: Hmx | None = Field(None, description="the HMX tensor unit, on V68 and later (None: none)")
 
     @field_validator("opps")
     @classmethod
@@ -416,6 +428,14 @@ class SocSpec(Sourced):
                 "{clusters}): add the cluster, or remove its heat source and zone caps",
                 {"fields": (("cpu", "clusters"), "cpu"), "rail": gone[0], "name": gone[0][len(cpu_rail("")):],
                  "clusters": ", ".join(clusters)})
+        sections = {"cdsp": "dsp", "gpu": "gpu"}   # a unit section's rail
+        lacking = [u for u in unknown if u in sections and getattr(self, sections[u]) is None]
+        if lacking:
+            # the rail of a unit section the spec does not have (a deleted dsp: or gpu:)
+            raise PydanticCustomError(
+                "thermal", "thermal.heat_sources names {rail}, the rail of the {section}: section, which this "
+                "spec lacks: add the section, or remove its heat source and thermal zone",
+                {"fields": ((sections[lacking[0]],),), "rail": lacking[0], "section": sections[lacking[0]]})
         if unknown:
             raise PydanticCustomError("thermal", "thermal.heat_sources names {unknown}, which is no rail of this "
                                       "SoC; rails: {rails} (and 'battery', 'charger')",

@@ -139,7 +139,7 @@ def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: st
         raise InputError(f"--cores chooses CPU cores; it does not apply to --unit {unit}", field="--cores",
                          value=cores)
     cores = "big1" if cores is None else cores
-    dtype = dtype or ("int8" if unit == "dsp" else "fp32")
+    dtype = dtype or ("int8" if unit in ("dsp", "hmx") else "fp32")
     op = make_op(kind, batch, in_shape, out_channels, kernel, stride, pad, dtype)
     # the op's tensors must fit the phone's memory, as a run's plan must (socsim.engine.sim)
     need = op.bytes_read + op.bytes_written
@@ -154,12 +154,16 @@ def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: st
         core_ids = ctx.cores(cores, field="--cores")
         fsetting = _cpu_freq(soc, core_ids, "max" if freq is None else freq)
         cfg = oracle.config("cpu", cores=core_ids, freqs=ctx.freqs(core_ids, fsetting))
-    elif unit == "dsp":
+    elif unit in ("dsp", "hmx"):
         if soc.dsp is None:
             raise InputError(f"{soc.name} has no DSP", field="--unit", value=unit)
-        # default: the clock the seed systems trained at (the engine's default for dsp.freq_mhz)
+        if unit == "hmx" and soc.dsp.hmx is None:
+            raise InputError(f"{soc.name}'s {soc.dsp.name} ({soc.dsp.hvx_arch}) has no HMX; "
+                             "HMX arrived with Hexagon V68", field="--unit", value=unit)
+        # default: the clock the seed systems trained at (the engine's default for dsp.freq_mhz);
+        # HMX runs on the cDSP's clock
         mhz = soc.dsp.training_clock_mhz if freq is None else check_unit_mhz(soc, "dsp", freq, "--freq")
-        cfg = oracle.config("dsp", dsp_mhz=mhz)
+        cfg = oracle.config(unit, mhz=mhz)
     else:
         if soc.gpu is None:
             raise InputError(f"{soc.name} has no GPU", field="--unit", value=unit)
@@ -171,7 +175,7 @@ def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: st
     # Like a profiler on the phone: a standalone DSP op pays its own FastRPC call (inside a
     # training graph the engine charges calls at CPU<->DSP switches instead).
     time_s = cost.time_s
-    if unit == "dsp":
+    if unit in ("dsp", "hmx"):
         from socsim.hw.dsp import standalone_time_s
         time_s = standalone_time_s(cost)
     return {"soc": soc.name, "unit": unit, "kind": kind, "dtype": dtype, "params": dict(op.params),

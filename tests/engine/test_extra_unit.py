@@ -77,11 +77,11 @@ def test_an_op_placed_on_a_registered_unit_runs_and_is_reported(npu, tmp_path):
     assert (tmp_path / "run" / "trace.perfetto-trace").stat().st_size > 0
 
     shown = _text(summary_table(r.summary))
-    assert f"cpu {p['cpu_ops']} / dsp 0 / gpu 0 / npu {p['npu_ops']} ops per batch" in shown
+    assert f"cpu {p['cpu_ops']} / dsp 0 / gpu 0 / hmx 0 / npu {p['npu_ops']} ops per batch" in shown
     (row,) = compare_rows([r.summary])
     assert row["npu_ops"] == p["npu_ops"] and row["time_share"]["npu"] > 0
     table = _text(compare_table([r.summary]))
-    assert "cpu/dsp/gpu/npu ops" in table and f"/{p['npu_ops']:g} " in table
+    assert "cpu/dsp/gpu/hmx/npu ops" in table and f"/{p['npu_ops']:g} " in table
 
 
 def test_plan_checks_and_reports_follow_the_registry(npu):
@@ -102,4 +102,4 @@ def test_the_registry_refuses_a_second_entry_of_a_name_or_host():
         units.register(units.unit("dsp"))
     with pytest.raises(ValueError, match="one host unit"):
         units.register(units.ComputeUnit(**{**units.host().__dict__, "name": "cpu2"}))
-    assert units.names() == ("cpu", "dsp", "gpu")
+    assert units.names() == ("cpu", "dsp", "gpu", "hmx")

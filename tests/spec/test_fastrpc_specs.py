@@ -47,3 +47,33 @@ def test_copy_rate_reproduces_the_published_switch_cost():
         cur = step.unit
     mean_ms = sum(fastrpc.switch_s(soc.fastrpc, b) for b in moved) / len(moved) * 1e3
     assert mean_ms == pytest.approx(published, rel=0.05)
+
+
+def test_graph_preparation_reproduces_the_published_figure_and_grows_with_the_graph():
+    """sd865's per-op and per-MB preparation terms give pub:dsp_graph_preparation_ms (MNN, VGG-16:
+    212 ms a batch) for the DSP graph of Mandheling with every technique off (the whole graph
+    prepared each batch), within 2%; ResNet-34's larger graph costs more in proportion to its ops
+    and storage."""
+    from pathlib import Path
+
+    import yaml
+
+    from socsim.engine.context import PlanContext
+    from socsim.engine.oracle import CostOracle
+    from socsim.hw import fastrpc
+    from socsim.sched.mandheling import Mandheling, MandhelingOptions
+    from socsim.spec import load_workload
+
+    root = Path(__file__).resolve().parents[2]
+    published = yaml.safe_load((root / "calibration" / "published.yaml").read_text())
+    mnn_s = published["dsp_graph_preparation_ms"]["VGG16"]["mnn"] * 1e-3
+    soc = load_soc("sd865")
+    wl = load_workload(root / "workloads" / "mandheling_vgg16.yaml")
+    plan = Mandheling(MandhelingOptions(co_scheduling=False, batch_splitting=False, subgraph_reuse=False,
+                                        adaptive_rescale=False)).plan(
+        PlanContext(soc, wl, CostOracle(soc, wl.dsp.batch_padding)))
+    n, size = plan.count("dsp"), plan.dsp_graph_bytes
+    assert fastrpc.graph_prep_s(soc.fastrpc, n, size) == pytest.approx(mnn_s, rel=0.02)
+    # size-dependent: more storage or more ops cost more
+    assert fastrpc.graph_prep_s(soc.fastrpc, n, 2 * size) > fastrpc.graph_prep_s(soc.fastrpc, n, size)
+    assert fastrpc.graph_prep_s(soc.fastrpc, 2 * n, size) > fastrpc.graph_prep_s(soc.fastrpc, n, size)
