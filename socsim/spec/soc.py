@@ -116,10 +116,51 @@ class Cluster(_OppRange, Sourced):
         return len(self.core_ids)
 
 
+VoteTable = list[tuple[PositiveFloat, PositiveFloat]]
+
+
+class Uncore(Sourced):
+    """Clocks of the shared L3 (DSU), the system cache (LLCC) and the DDR as Qualcomm's
+    memory-latency governors set them from the CPU clusters' frequencies.
+
+    Each table is an ``arm-memlat-mon`` ``qcom,core-dev-table`` of the SoC's device tree: rows of
+    (CPU MHz, uncore MHz); a cluster at CPU frequency f votes the uncore frequency of the first row
+    whose CPU MHz is >= f (the last row above the table), and the uncore runs at the highest vote
+    of the clusters in use (the governor's aggregation).  ``ddr_floor_mhz`` is the
+    ``arm-cpu-mon`` compute floor (same lookup).  A spec without this block keeps the uncore at
+    its top clock (cache latencies in core cycles, DRAM at ``dram.latency_ns``/``bandwidth_gbs``)."""
+
+    l3_mhz: dict[str, VoteTable] = Field(description="cluster -> (CPU MHz, L3 MHz) rows")
+    llcc_mhz: dict[str, VoteTable] = Field(default_factory=dict, description="cluster -> (CPU MHz, LLCC MHz) rows")
+    ddr_mhz: dict[str, VoteTable] = Field(description="cluster -> (CPU MHz, DDR MHz) rows")
+    ddr_floor_mhz: dict[str, VoteTable] = Field(default_factory=dict, description="cluster -> (CPU MHz, DDR MHz) floor")
+    ddr_peak_mhz: PositiveFloat = Field(description="DDR clock at which dram.bandwidth_gbs and dram.latency_ns hold")
+    dram_ddr_cycles: float = Field(ge=0, description="part of dram.latency_ns that is DDR-clock cycles")
+
+    @staticmethod
+    def lookup(table: VoteTable, cpu_mhz: float) -> float:
+        for core, dev in table:
+            if cpu_mhz <= core + 1e-6:
+                return dev
+        return table[-1][1]
+
+    def vote(self, which: str, cluster_mhz: dict[str, float]) -> float | None:
+        """The uncore clock (MHz) ``which`` (l3, llcc, ddr) for clusters in use at these clocks."""
+        tabs = getattr(self, f"{which}_mhz")
+        votes = [self.lookup(tabs[c], f) for c, f in cluster_mhz.items() if c in tabs]
+        if which == "ddr":
+            votes += [self.lookup(self.ddr_floor_mhz[c], f) for c, f in cluster_mhz.items() if c in self.ddr_floor_mhz]
+        return max(votes) if votes else None
+
+    def top(self, which: str) -> float:
+        return max(dev for tab in getattr(self, f"{which}_mhz").values() for _, dev in tab)
+
+
 class Cpu(Sourced):
     clusters: list[Cluster] = Field(min_length=1)
     l3: CacheLevel
     slc: CacheLevel | None = None
+    uncore: Uncore | None = None
     # 3.5: midpoint of pub:cpu_config_switch_ms's 2-5 ms (measured on sd855), as the specs use
     config_switch_ms: float = Field(3.5, ge=0, description="cost of changing core set/frequency between batches")
 
@@ -138,6 +179,11 @@ class Cpu(Sourced):
             raise PydanticCustomError("cpu", "clusters are listed from the little to the biggest, by top frequency; "
                                       "got {order}", {"fields": ("clusters",), "order": ", ".join(
                                           f"{c.name} {c.max_mhz:g} MHz" for c in self.clusters)})
+        if self.uncore is not None:
+            for which in ("l3_mhz", "llcc_mhz", "ddr_mhz", "ddr_floor_mhz"):
+                bad = sorted(set(getattr(self.uncore, which)) - set(names))
+                if bad:
+                    raise ValueError(f"uncore.{which} names clusters {bad} the cpu does not have ({names})")
         return self
 
     @property
