@@ -572,7 +572,7 @@ def test_debug_shows_the_plugins_own_traceback(faulty, wl_file, monkeypatch):
 
 
 @pytest.mark.parametrize("name, words", [
-    ("exit-hook", "failed in on_batch_end() at batch 0 (t = 0.002 s): called sys.exit(3)"),
+    ("exit-hook", "failed in on_batch_end() at batch 0 (t = 0.001 s): called sys.exit(3)"),
     ("no-field-error", "scheduler plugin 'no-field-error' in plan(): cannot fit anything"),
     ("nan-extra", "summary_extra() what the summary cannot carry as JSON"),
     ("list-extra", "returned list from summary_extra(); expected a dict"),
