@@ -3,7 +3,6 @@ so notebooks, sweeps and tests use the same path as the command line."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 import shutil
 import stat
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from socsim.errors import InputError
+from socsim.jsonio import dump_json, json_default  # noqa: F401  (re-exported: socsim.api.dump_json)
 from socsim.spec import Origins, SocSpec, Workload, load_soc
 from socsim.spec import load_workload_located, resolve_workload, workload_from_dict_located
 
@@ -342,24 +342,27 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     return RunResult(summary=summary, out_dir=Path(out) if out is not None else None, files=files)
 
 
-def check_plan(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
-               overrides: list[str] | dict | None = None, scheduler: str | None = None) -> dict[str, Any]:
-    """Everything ``run`` checks before the first batch, without running any batch.
+def validate_on_soc(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
+                    overrides: list[str] | dict | None = None, scheduler: str | None = None) -> dict[str, Any]:
+    """Everything ``run`` checks before the first batch, without running any batch (``socsim
+    validate --soc``).
 
     Resolves the scheduler, builds the engine (foreground cores checked against the SoC) and asks
     the scheduler for its plan through the engine's plan context, then checks the plan against the
-    SoC, so SoC-dependent errors (a core the SoC lacks, a Sage budget below its minimum, a DSP plan
-    on a SoC without one) raise InputError as they would at run time.  Returns a short description
+    SoC (:func:`socsim.contract.check_plan`), so SoC-dependent errors (a core the SoC lacks, a
+    Sage budget below its minimum, a DSP plan on a SoC without one) raise InputError as they
+    would at run time.  Returns a short description
     of the first plan.
     """
-    from socsim.engine.sim import Engine, check_plan as check_plan_on_soc, plan_coverage, short_plan_note
+    from socsim.contract import check_plan, plan_coverage, short_plan_note
+    from socsim.engine.sim import Engine
 
     spec = _resolve_soc(soc)
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler)
     try:
         engine = Engine(spec, wl, sched, None, None, file=wl_file)
         plan = sched.plan(engine.pctx)
-        check_plan_on_soc(plan, spec, scheduler=wl.scheduler.name, hook="plan()")
+        check_plan(plan, spec, scheduler=wl.scheduler.name, hook="plan()")
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
     units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}
@@ -395,24 +398,3 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
         out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
                        progress=cb, scheduler_label="--schedulers").summary)
     return out
-
-
-def json_default(obj: Any) -> Any:
-    """What ``json.dumps`` cannot write itself but a scheduler may well return: numpy scalars
-    and arrays (as Python numbers and lists), sets and frozensets (sorted lists)."""
-    import numpy as np
-
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (set, frozenset)):
-        return sorted(obj, key=repr)
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-
-def dump_json(obj: Any) -> str:
-    """Deterministic JSON (sorted keys, repr floats)."""
-    # allow_nan=False: a NaN or an infinity in a summary is a bug to report (exit 1), not a
-    # file that strict JSON readers reject
-    return json.dumps(obj, indent=2, sort_keys=True, default=json_default, allow_nan=False) + "\n"

@@ -632,7 +632,7 @@ def validate(file, soc, scheduler, sets):
            f"{wl.total_batches} batches, {wl.precision}, scheduler {wl.scheduler.name}; "
            f"{len(g.ops)} ops per batch, {g.total_macs / 1e9:.2f} G MACs")
     if soc is not None:
-        from socsim.api import check_plan
+        from socsim.api import validate_on_soc as check_plan
         info = check_plan(soc, file, overrides=list(sets), scheduler=scheduler)
         ops = info["ops"]
         msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, cpu {ops['cpu']} / dsp {ops['dsp']} / "

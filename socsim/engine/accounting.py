@@ -25,8 +25,8 @@ from socsim.engine.context import RunContext
 from socsim.engine.template import BatchTemplate
 from socsim.hw.battery import BatteryState, battery_counters, battery_step, counter_columns, step_profile
 from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor
-from socsim.report.events import NullRecorder, Recorder
-from socsim.sched.api import Plan, ThermalEvent
+from socsim.engine.recorder import NullRecorder, Recorder
+from socsim.contract import Plan, ThermalEvent
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 

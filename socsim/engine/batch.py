@@ -11,13 +11,13 @@ from typing import Iterator
 
 import numpy as np
 
-from socsim.engine.dvfs import HOST_BUSY
+from socsim.contract.dvfs import HOST_BUSY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
 from socsim.hw import fastrpc
 from socsim.hw.gpu import cpu_gpu_switch_s
 from socsim.hw.power import RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
-from socsim.sched.api import Plan
+from socsim.contract import Plan
 from socsim.spec.soc import SocSpec
 from socsim.workload.memory import live_bytes
 
@@ -199,7 +199,7 @@ class BatchWalker:
         host_track = (f"cpu{host_id}",)
         one = {host.name: 1}
         # the host core works alone (the other training threads wait): its cluster's core-seconds
-        # and the host-only seconds schedutil needs (socsim.engine.dvfs.schedutil_util)
+        # and the host-only seconds schedutil needs (socsim.contract.dvfs.schedutil_util)
         host_busy = {host.name: 1.0, HOST_BUSY: 1.0}
         if prep and soc.fastrpc is not None:
             dur = fastrpc.graph_prep_s(soc.fastrpc, head.count("dsp"), head.dsp_graph_bytes)

@@ -1,5 +1,6 @@
-"""What schedulers see: the SoC, the workload, graphs, and the cost model (PlanContext), plus
-the live state of a run for the runtime hooks (RunContext)."""
+"""What schedulers see, as the engine implements it: the SoC, the workload, graphs and the cost
+model (PlanContext), plus the live state of a run for the runtime hooks (RunContext).  The
+contract a scheduler relies on is their Protocols, :mod:`socsim.contract.context`."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from socsim.engine.cores import check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
+from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
 from socsim.engine.oracle import CostOracle, unit_runs
 from socsim.hw import fastrpc
@@ -34,7 +35,8 @@ def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch:
 
 
 class PlanContext:
-    """The planning view of a run.  ``profile`` is the cost model, memoised."""
+    """The planning view of a run (implements :class:`socsim.contract.PlanContext`).  ``profile``
+    is the cost model, memoised."""
 
     def __init__(self, soc: SocSpec, workload: Workload, oracle: CostOracle, file: str | None = None,
                  precision: str | None = None) -> None:
@@ -95,7 +97,6 @@ class PlanContext:
         return resolve_cores(self.soc, spec, field=field)
 
     def _big(self) -> list[int]:
-        from socsim.engine.cores import big_cores
         return big_cores(self.soc)
 
     def freqs(self, cores: tuple[int, ...], setting: str | float | dict = "max") -> tuple[tuple[str, float], ...]:
@@ -196,6 +197,17 @@ class PlanContext:
             pairs.extend((s.op, cfg) for s in plan.steps if s.unit == "cpu")
         self.oracle.warm_cpu(pairs)
 
+    def busy_s(self, plan, freqs: dict[str, float]) -> tuple[dict[str, float], float]:
+        """Busy seconds per unit and cluster of one batch of ``plan`` at ``freqs`` (every
+        cluster's, the DSP's and the GPU's clock), as schedutil would see them, and the batch's
+        duration (no graph preparation)."""
+        tpl = self.walker.template(plan, freqs, False)
+        return tpl.busy_s, tpl.duration_s
+
+    def idle_power_w(self) -> float:
+        """The idle phone's power (every rail's idle draw), in watts."""
+        return sum(self.walker.power.idle_mw().values()) * 1e-3
+
     @property
     def dsp_mhz(self) -> float:
         """The DSP's clock: the workload's ``dsp.freq_mhz`` floored to the DSP OPP at or below it
@@ -227,7 +239,8 @@ class PlanContext:
 
 @dataclass
 class RunContext:
-    """Live state handed to runtime hooks.  Read it; change the run by returning a Plan.
+    """Live state handed to runtime hooks (implements :class:`socsim.contract.RunContext`).  Read
+    it; change the run by returning a Plan.
 
     ``now_s`` is the time of what the hook reacts to: a batch's start or end, the governor poll
     that crossed a trip (``on_thermal_trip``, whose ``temps_c`` are that poll's readings), a

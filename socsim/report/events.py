@@ -1,7 +1,7 @@
 """What the engine emits while it runs, and the on-disk form writers read back.
 
-The engine never formats a report: it calls a :class:`Recorder` (PyMTL-style: tracing is a
-pass over events, not code sprinkled through the model).  :class:`StreamRecorder` streams the
+The engine never formats a report: it calls a Recorder (``socsim.engine.recorder``, PyMTL-style:
+tracing is a pass over events, not code sprinkled through the model).  :class:`StreamRecorder` streams the
 events to CSV files in a run directory so hour-long runs stay small in memory; the report
 writers (summary, Perfetto, HTML) read those files back, which is also how ``socsim report DIR``
 regenerates reports.
@@ -33,10 +33,10 @@ import csv
 import math
 import io
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 
+from socsim.engine.recorder import NullRecorder, Recorder  # noqa: F401  (the port the writers implement)
 from socsim.errors import InputError
 # "%.12g" rows of timeseries.csv (numba kernel and its Python reference), re-exported here
 from socsim.report.csv_format import format_rows, format_rows_py  # noqa: F401
@@ -76,54 +76,6 @@ def timeseries_header(path: Path | str, first_line: str | None) -> list[str]:
     if not header or header[0] != "t_s":
         raise malformed(path, 1, f"the header's first column is t_s; it starts {(header or [''])[0][:40]!r}")
     return header
-
-
-class Recorder(Protocol):
-    """Receives what the engine emits.  All times are simulated seconds."""
-
-    wants_slices: bool
-
-    def op_slice(self, track: str, name: str, kind: str, batch: int, phase: str,
-                 start_s: float, dur_s: float) -> None: ...
-
-    def instant(self, t_s: float, track: str, name: str, detail: str = "") -> None: ...
-
-    def sample(self, t_s: float, values: dict[str, float]) -> None: ...
-
-    def samples(self, columns: list[str], t_s: "np.ndarray", values: "np.ndarray") -> None: ...
-
-    def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None: ...
-
-    def keeps_batch(self, batch: int) -> bool: ...
-
-    def close(self) -> None: ...
-
-
-class NullRecorder:
-    """Records nothing (summary-only runs)."""
-
-    wants_slices = False
-
-    def op_slice(self, *a, **k) -> None:  # noqa: D102
-        pass
-
-    def instant(self, *a, **k) -> None:  # noqa: D102
-        pass
-
-    def sample(self, *a, **k) -> None:  # noqa: D102
-        pass
-
-    def samples(self, *a, **k) -> None:  # noqa: D102
-        pass
-
-    def batch(self, *a, **k) -> None:  # noqa: D102
-        pass
-
-    def keeps_batch(self, batch: int) -> bool:  # noqa: D102
-        return False
-
-    def close(self) -> None:  # noqa: D102
-        pass
 
 
 def _clean(text: str) -> str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from socsim import __version__
+from socsim.contract.precision import run_precision
+from socsim.version import __version__
 
 
 def _r(x: float, nd: int = 9) -> float:
@@ -12,14 +13,6 @@ def _r(x: float, nd: int = 9) -> float:
         return float(x)
     from math import floor, log10
     return round(float(x), max(0, nd - 1 - int(floor(log10(abs(x))))))
-
-
-def run_precision(scheduler, workload) -> str:
-    """The precision the run trains in: the scheduler's own (a composed scheduler's base's),
-    else the workload's ``precision``."""
-    base = getattr(scheduler, "base", None)
-    return (getattr(scheduler, "precision", None) or getattr(base, "precision", None)
-            or workload.precision)
 
 
 def _per_batch(total: int, n: int) -> int | float:
@@ -57,7 +50,7 @@ def scheduler_options(scheduler) -> dict[str, Any]:
 
 def unused_freq(workload, plan) -> str | None:
     """Why the workload's ``cpu.freq`` did not set the clock, when it is not the default "max"
-    and no governor that reads it ran (only ``userspace`` does; socsim.engine.dvfs), else None."""
+    and no governor that reads it ran (only ``userspace`` does; socsim.contract.dvfs), else None."""
     freq = workload.cpu.freq
     if freq == "max" or "freq" not in workload.cpu.model_fields_set:
         return None
@@ -117,7 +110,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "plan_batches": dict(stats.plan_batches),
             "config_switches": stats.config_switches,
             # the least share of the training step's work a plan in force ran, phase by phase
-            # (below 1: a plan left ops out; socsim.engine.sim.plan_coverage)
+            # (below 1: a plan left ops out; socsim.contract.plan_coverage)
             "work_fraction": _r(min(stats.work_fraction, 1.0), 6),
         },
         "memory": {
@@ -160,7 +153,7 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
     if loads:
         summary["foreground"] = foreground_summary(loads, stats.fg_contended_core_s, stats.sim_time_s)
     if summary["memory"]["budget_mb"] is not None:
-        # memory in use above the budget in force at the time (socsim.engine.sim _over_budget)
+        # memory in use above the budget in force at the time (socsim.engine.environment _over_budget)
         summary["memory"]["over_budget"] = {"seconds": _r(stats.over_budget_s), "batches": stats.over_budget_batches,
                                             "max_excess_bytes": int(stats.over_budget_max_bytes)}
         # batches a budget step cut and the scheduler finished with another plan (ctx.continue_batch)
@@ -267,7 +260,7 @@ def foreground_summary(loads, contended_core_s, sim_time_s: float) -> list[dict[
 
     While a training thread runs on one of the app's cores, CFS gives the two threads equal
     shares, so the app gets half of the CPU time it asks for (the same fair-share model that
-    slows the training thread, socsim.engine.sim ``_cpu_share``).  Its throughput loss over the
+    slows the training thread, socsim.engine.environment ``_cpu_share``).  Its throughput loss over the
     part of its window that the run covers is therefore
     contended core-seconds / (2 x cores x window); 0 when training keeps off its cores,
     0.5 when training holds all of them throughout.

@@ -21,10 +21,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from socsim.engine.cores import core_set_error
+from socsim.contract.cores import core_set_error
 from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS
-from socsim.sched.api import BaseScheduler, Plan
-from socsim.sched.common import single_unit_plan
+from socsim.contract import BaseScheduler, Plan
+from socsim.contract import single_unit_plan
 from socsim.workload import memory
 from socsim.workload.costs import BYTES
 from socsim.workload.ops import Op
@@ -271,7 +271,7 @@ class PyTorch(_CpuBaseline):
     def cores(self, ctx) -> tuple[int, ...]:
         if self.options.cores is not None:
             return ctx.cores(self.options.cores, field="scheduler.options.cores")
-        from socsim.engine.cores import big_cores
+        from socsim.contract.cores import big_cores
         return tuple(big_cores(ctx.soc))
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.hw import fastrpc
-from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.contract import BaseScheduler, Plan, Step
 from socsim.sched.dp import co_schedule, placement_time
 from socsim.sched.profiling import governed_freqs, latencies, switch_costs
 from socsim.workload.costs import OpFactory, elems, is_persistent
@@ -70,7 +70,7 @@ class MandhelingOptions(BaseModel):
     @field_validator("cpu_cores")
     @classmethod
     def _cpu_cores(cls, v: str | list[int]) -> str | list[int]:
-        from socsim.engine.cores import core_set_error
+        from socsim.contract.cores import core_set_error
         problem = core_set_error(v)  # the format; whether the SoC has the cores is checked at plan time
         if problem:
             raise ValueError(problem)
@@ -169,7 +169,7 @@ class Mandheling(BaseScheduler):
             predicted = placement_time(units, l_cpu, l_dsp, sw, start="cpu")
             dsp_s = sum(t for t, u in zip(l_dsp, units) if u == "dsp")
             # the host core is busy through the CPU ops, the FastRPC copies and the graph
-            # preparation; only the DSP's time is waiting (socsim.engine.dvfs.schedutil_util)
+            # preparation; only the DSP's time is waiting (socsim.contract.dvfs.schedutil_util)
             active = predicted + self._prep_estimate(ctx, items, units) - dsp_s
             nxt = governed_freqs(ctx, cores, active, active)
             if nxt is None or nxt == freq or nxt in seen or len(seen) >= 6:

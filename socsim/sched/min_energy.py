@@ -26,10 +26,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from socsim.engine.cores import UNKNOWN_CORE_SET, clusters_of, core_set_error, is_core_set_name
+from socsim.contract.cores import UNKNOWN_CORE_SET, clusters_of, core_set_error, is_core_set_name
 from socsim.errors import InputError, ScheduleError
-from socsim.sched.api import BaseScheduler, Plan
-from socsim.sched.common import single_unit_plan
+from socsim.contract import BaseScheduler, Plan, check_plan
+from socsim.contract import single_unit_plan
 from socsim.sched.dp import min_energy_sequence
 
 CORE_SETS = ("big1", "big2", "big4", "little1", "little2", "little4", "hybrid8")
@@ -247,7 +247,7 @@ class MinEnergy(BaseScheduler):
         # the idle phone draws its baseline whether it trains or not (a federated client is on
         # anyway); "training" energy is what training adds, as the configurations' power models
         # of the paper measure it
-        idle_w = sum(ctx.walker.power.idle_mw().values()) * 1e-3 if o.energy == "training" else 0.0
+        idle_w = ctx.idle_power_w() if o.energy == "training" else 0.0
         for name in names:
             self.plans[name] = self.config_plan(ctx, graph, name, field="scheduler.options.core_sets")
         ctx.prefetch(self.plans.values())
@@ -318,7 +318,7 @@ class MinEnergy(BaseScheduler):
         if not base_plan.cpu_cores:
             raise InputError(f"base scheduler {o.base.name!r} uses no CPU cores: nothing to scale",
                              field="scheduler.options.base.name", value=o.base.name)
-        idle_w = sum(ctx.walker.power.idle_mw().values()) * 1e-3 if o.energy == "training" else 0.0
+        idle_w = ctx.idle_power_w() if o.energy == "training" else 0.0
         profile = {}
         for lv in o.levels:
             t, e = ctx.estimate(self._variant(ctx, base_plan, lv))
@@ -379,8 +379,6 @@ class MinEnergy(BaseScheduler):
     def _call_base(self, hook: str, ctx, *args) -> Plan | None:
         """The base's hook; a plan it returns is checked as the base's (errors name
         ``scheduler.options.base.name``, not min-energy, whose variant of it runs)."""
-        from socsim.engine.sim import check_plan
-
         view = self._base_view(ctx)
         with _as_base():
             p = getattr(self.base, hook)(view, *args)

@@ -28,8 +28,8 @@ def governed_freqs(ctx, cores: tuple[int, ...], cpu_busy_s: float, batch_s: floa
     CPU cores busy ``cpu_busy_s`` of the ``batch_s`` in which the CPU side is active (batch
     time minus time waiting on the DSP/GPU, as the engine's schedutil measures it).  ``None``
     where the governor does not depend on load."""
-    from socsim.engine.cores import clusters_of
-    from socsim.engine.dvfs import SCHEDUTIL_HEADROOM, ceil_opp
+    from socsim.contract.cores import clusters_of
+    from socsim.contract.dvfs import SCHEDUTIL_HEADROOM, ceil_opp
 
     gov = ctx.workload.cpu.governor
     if gov == "performance":

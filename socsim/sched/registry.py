@@ -8,7 +8,7 @@ A third-party scheduler (one that does not come with socsim) runs guarded: an ex
 ``plan`` or a hook raises is the plugin's fault, reported as a ScheduleError (exit 2) that names
 the scheduler, the method and the exception; the same from a built-in is socsim's own bug
 (an internal error, exit 1).  A class that only follows the protocol (``name``, ``Options``,
-``plan``) without subclassing :class:`~socsim.sched.api.BaseScheduler` gets its no-op hooks.
+``plan``) without subclassing :class:`~socsim.contract.BaseScheduler` gets its no-op hooks.
 """
 from __future__ import annotations
 
@@ -23,12 +23,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from socsim.contract import HOOK_SPECS, HOOKS, BaseScheduler, check_plan
 from socsim.errors import InputError, PluginError, ScheduleError
+from socsim.jsonio import strict_json_error
 
 GROUP = "socsim.schedulers"
-#: the methods of a scheduler the engine calls (plan, then the runtime hooks)
-HOOKS = ("plan", "on_batch_start", "on_batch_end", "on_thermal_trip", "on_memory_pressure",
-         "on_interference", "summary_extra")
 
 
 @dataclass(frozen=True)
@@ -264,8 +263,6 @@ def guarded(cls: type, name: str) -> type:
     sub = _GUARDED.get(key)
     if sub is not None:
         return sub
-    from socsim.sched.api import BaseScheduler
-
     ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
                           "__doc__": cls.__doc__, "_plugin_name": name, "_plugin_class": cls}
     # runs are reported under the name users select (the entry point's), whatever the class
@@ -325,23 +322,18 @@ def _guard(hook: str, name: str, holder: list[type]):
             raise PluginError(f"scheduler plugin {name!r} failed in {hook}(){_when(hook, args, kwargs)}: {what}",
                               field="scheduler.name", value=name) from e
         if hook == "summary_extra":
-            import json
-
-            from socsim.api import json_default
             if not isinstance(result, dict):
                 raise ScheduleError(f"scheduler plugin {name!r} returned {type(result).__name__} from "
                                     "summary_extra(); expected a dict (the summary's scheduler_info)",
                                     field="scheduler.name", value=name)
-            try:
-                json.dumps(result, default=json_default, sort_keys=True, allow_nan=False)
-            except (TypeError, ValueError) as e:
+            problem = strict_json_error(result)
+            if problem is not None:
                 raise ScheduleError(f"scheduler plugin {name!r} returned from summary_extra() what the summary "
-                                    f"cannot carry as JSON: {e}", field="scheduler.name", value=name) from None
+                                    f"cannot carry as JSON: {problem}", field="scheduler.name", value=name)
         if hook == "plan":
             ctx = args[0] if args else kwargs.get("ctx")
             soc = getattr(ctx, "soc", None)
             if soc is not None:
-                from socsim.engine.sim import check_plan
                 batch = getattr(getattr(ctx, "workload", None), "batch_size", None)
                 check_plan(result, soc, scheduler=name, hook="plan()", batch_size=batch)
         return result
@@ -353,11 +345,12 @@ def _guard(hook: str, name: str, holder: list[type]):
 def _when(hook: str, args: tuple, kwargs: dict) -> str:
     """" at batch B (t = T s)" for a runtime hook, from its RunContext; "" for plan() and
     summary_extra(), which run before and after the batches."""
-    if hook in ("plan", "summary_extra"):
+    spec = HOOK_SPECS[hook]
+    if not spec.runtime:
         return ""
     ctx = args[0] if args else kwargs.get("ctx")
     batch, now = getattr(ctx, "batch", None), getattr(ctx, "now_s", None)
-    if hook in ("on_batch_start", "on_batch_end"):   # the batch the hook was called for
+    if spec.batch_arg:   # the batch the hook was called for
         batch = args[1] if len(args) > 1 else kwargs.get("batch", batch)
     if not isinstance(batch, int) or not isinstance(now, (int, float)):
         return ""

@@ -47,7 +47,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.errors import ScheduleError
-from socsim.sched.api import BaseScheduler, Plan, Step
+from socsim.contract import BaseScheduler, Plan, Step
 from socsim.sched.fusion import fuse, reduce_subgraphs
 from socsim.sched.memory import (MAX_RECOMPUTE_FACTOR, Infeasible, Schedule, greedy_split, simulate,
                                  static_checkpoints)
@@ -84,7 +84,7 @@ class SageOptions(BaseModel):
     @field_validator("cores")
     @classmethod
     def _cores(cls, v: str | list[int] | None) -> str | list[int] | None:
-        from socsim.engine.cores import core_set_error
+        from socsim.contract.cores import core_set_error
         problem = core_set_error(v) if v is not None else None  # the SoC's cores: at plan time
         if problem:
             raise ValueError(problem)

@@ -22,12 +22,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from socsim.engine import dvfs
-from socsim.engine.cores import big_cores, clusters_of, little_cores
+from socsim.contract import dvfs
+from socsim.contract.cores import big_cores, clusters_of, little_cores
 from socsim.errors import InputError
-from socsim.sched.api import BaseScheduler, BatchRecord, Plan
+from socsim.contract import BaseScheduler, BatchRecord, Plan
 from socsim.sched.baselines import PYTORCH_DEFAULT_VERSION, PyTorchRun, torch_version_of
-from socsim.sched.common import single_unit_plan
+from socsim.contract import single_unit_plan
 
 
 class SwanOptions(BaseModel):
@@ -132,7 +132,7 @@ def cost_key(soc, cores: tuple[int, ...]) -> tuple[int, ...]:
 def settled_profile(ctx, plan: Plan, rounds: int = 8) -> tuple[float, float, float]:
     """Profile ``plan`` as a few batches on the idle phone measure it: the workload's governor
     picks each batch's frequencies from the previous batch's load (the engine's own
-    :func:`~socsim.engine.dvfs.cluster_frequencies`), until the frequencies repeat.  Returns
+    :func:`~socsim.contract.dvfs.cluster_frequencies`), until the frequencies repeat.  Returns
     (mean latency, mean energy, slowest latency) over the repeating cycle."""
     soc, wl = ctx.soc, ctx.workload
     used = {c.name for c in clusters_of(soc, plan.cpu_cores)}
@@ -157,8 +157,8 @@ def settled_profile(ctx, plan: Plan, rounds: int = 8) -> tuple[float, float, flo
             full["dsp"] = ctx.dsp_mhz
         if soc.gpu is not None:
             full["gpu"] = soc.gpu.opps[-1].freq_mhz
-        tpl = ctx.walker.template(plan, full, False)
-        util = dvfs.schedutil_util(soc, plan.cpu_cores, tpl.busy_s, tpl.duration_s)
+        busy, dur = ctx.busy_s(plan, full)
+        util = dvfs.schedutil_util(soc, plan.cpu_cores, busy, dur)
         prev = f
     return (sum(t for t, _ in runs) / len(runs), sum(e for _, e in runs) / len(runs), max(t for t, _ in runs))
 

@@ -145,7 +145,7 @@ def test_a_budget_kept_after_it_dropped_is_not_called_ignored(tmp_path):
     budget and then a small one it fits is not over (the peak of the whole run is above the
     smallest budget, which is what the note once compared)."""
     from socsim.api import run as api_run
-    from socsim.engine.sim import budget_steps_bytes
+    from socsim.engine.context import budget_steps_bytes
 
     p = _wl(tmp_path)
     base = api_run("sd865", str(p), overrides=["batches=4"]).summary

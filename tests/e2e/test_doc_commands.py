@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from socsim.api import check_plan
+from socsim.api import validate_on_soc
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,4 +100,4 @@ def _plans() -> list[tuple[str, str, str | None, tuple[str, ...]]]:
 @pytest.mark.parametrize("soc,workload,scheduler,sets", _plans(),
                          ids=lambda v: v if isinstance(v, str) else " ".join(v) if isinstance(v, tuple) else str(v))
 def test_documented_commands_plan(soc, workload, scheduler, sets):
-    check_plan(soc, ROOT / workload, overrides=list(sets), scheduler=scheduler)
+    validate_on_soc(soc, ROOT / workload, overrides=list(sets), scheduler=scheduler)

@@ -1,4 +1,4 @@
-"""What the engine checks of a scheduler's plans (socsim.engine.sim.check_plan, also behind
+"""What the engine checks of a scheduler's plans (socsim.contract.check_plan, also behind
 ``socsim validate --soc``) and what the runtime hooks see of the run (RunContext).
 
 The schedulers here are BaseScheduler subclasses handed to the Engine directly; the plugin
@@ -13,10 +13,9 @@ import pytest
 
 from socsim.engine.context import PlanContext
 from socsim.engine.oracle import CostOracle
-from socsim.engine.sim import Engine, check_plan
+from socsim.contract import BaseScheduler, Plan, Step, check_plan, single_unit_plan
+from socsim.engine.sim import Engine
 from socsim.errors import ScheduleError
-from socsim.sched.api import BaseScheduler, Plan, Step
-from socsim.sched.common import single_unit_plan
 from socsim.spec import load_soc, workload_from_dict
 
 SOC = load_soc("sd865")
@@ -269,7 +268,7 @@ def test_the_shipped_schedulers_plan_the_whole_training_step(name, extra):
     """plan_coverage: fused, rewritten, recomputed and micro-batch ops together carry at least the
     graph's multiply-accumulates; a plan without the weight gradients carries fewer and names them."""
     from socsim.api import prepare
-    from socsim.engine.sim import plan_coverage
+    from socsim.contract import plan_coverage
 
     # MobileNet-v2 (depthwise, fusion, micro-batches); the schedulers that profile many candidate
     # plans (mandheling, min-energy, swan) on LeNet, which costs a second rather than 5-15
@@ -290,7 +289,7 @@ def test_the_shipped_schedulers_plan_the_whole_training_step(name, extra):
 
 
 def test_a_plan_without_weight_gradients_is_short(graph):
-    from socsim.engine.sim import plan_coverage
+    from socsim.contract import plan_coverage
 
     plan = _cpu(graph)
     short = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if not s.op.kind.endswith("_wgrad")))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from socsim.api import check_plan
+from socsim.api import validate_on_soc
 from socsim.engine.context import PlanContext
 from socsim.engine.oracle import CostOracle
 from socsim.errors import InputError
@@ -66,7 +66,7 @@ def test_workload_dsp_freq_outside_the_opps_is_exit_2(tmp_path, mhz, word):
 
 def test_workload_dsp_freq_from_set_is_marked():
     with pytest.raises(InputError) as e:
-        check_plan("sd865", str(ROOT / "workloads" / "quickstart.yaml"), overrides=["dsp.freq_mhz=99999"])
+        validate_on_soc("sd865", str(ROOT / "workloads" / "quickstart.yaml"), overrides=["dsp.freq_mhz=99999"])
     assert e.value.field == "dsp.freq_mhz" and e.value.origin == "--set"
 
 

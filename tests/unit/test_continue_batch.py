@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from socsim.errors import ScheduleError
-from socsim.sched.api import BaseScheduler, Plan
+from socsim.contract import BaseScheduler, Plan
 
 from engine_runs import lenet, run
 
@@ -27,7 +27,7 @@ class Continuer(BaseScheduler):
         self.seen: list[tuple[str, int | None]] = []
 
     def plan(self, ctx) -> Plan:
-        from socsim.sched.api import Step
+        from socsim.contract import Step
         ops = ctx.graph().ops
         self.base = Plan(steps=tuple(Step(o, "cpu") for o in ops), cpu_cores=(4, 5, 6, 7),
                          peak_memory_bytes=100 * MIB, step_memory=(100 * MIB,) * len(ops), label="base")

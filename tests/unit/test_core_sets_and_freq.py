@@ -1,11 +1,11 @@
 """Core-set names and cpu.freq settings checked against the SoC: bad ones are input errors
-naming the field they came from (socsim.engine.cores)."""
+naming the field they came from (socsim.contract.cores)."""
 from __future__ import annotations
 
 import pytest
 
 import socsim
-from socsim.engine.cores import check_freq_setting, is_core_set_name, resolve_cores
+from socsim.contract.cores import check_freq_setting, is_core_set_name, resolve_cores
 from socsim.errors import InputError
 from socsim.spec import load_soc
 

@@ -1,6 +1,6 @@
 """A plan whose memory (``peak_memory_bytes``, or any step of ``step_memory``) exceeds the phone's
 DRAM (``dram.capacity_gb``, GiB) is an impossible schedule: ScheduleError (exit 2) from
-socsim.engine.sim.check_plan naming the scheduler, the peak and the capacity."""
+socsim.contract.check_plan naming the scheduler, the peak and the capacity."""
 from __future__ import annotations
 
 import sys
@@ -11,9 +11,8 @@ import pytest
 
 from socsim.engine.context import PlanContext
 from socsim.engine.oracle import CostOracle
-from socsim.engine.sim import check_plan
+from socsim.contract import check_plan, single_unit_plan
 from socsim.errors import ScheduleError
-from socsim.sched.common import single_unit_plan
 from socsim.spec import load_soc, workload_from_dict
 
 ROOT = Path(__file__).resolve().parents[2]

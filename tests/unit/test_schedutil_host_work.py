@@ -1,10 +1,10 @@
 """schedutil sees the host core's own work (graph preparation, FastRPC copies) as busy, and a
-cluster's utilisation is its busiest core's (socsim.engine.dvfs.schedutil_util)."""
+cluster's utilisation is its busiest core's (socsim.contract.dvfs.schedutil_util)."""
 from __future__ import annotations
 
 import pytest
 
-from socsim.engine.dvfs import HOST_BUSY, schedutil_util
+from socsim.contract.dvfs import HOST_BUSY, schedutil_util
 
 from engine_runs import SOC, lenet, run
 

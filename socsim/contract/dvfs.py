@@ -8,7 +8,7 @@ Clusters the plan does not use sit at their lowest OPP.  Thermal caps are applie
 """
 from __future__ import annotations
 
-from socsim.engine.cores import pick_opp
+from socsim.contract.cores import pick_opp
 from socsim.spec.soc import Cluster, SocSpec
 
 SCHEDUTIL_HEADROOM = 1.25  # kernel/sched/cpufreq_schedutil.c: map_util_freq() adds 25%
