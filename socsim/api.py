@@ -365,11 +365,12 @@ def validate_on_soc(soc: str | Path | SocSpec, workload: str | Path | dict | Wor
         check_plan(plan, spec, scheduler=wl.scheduler.name, hook="plan()")
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
-    units = {u: sum(1 for st in plan.steps if st.unit == u) for u in ("cpu", "dsp", "gpu")}
+    from socsim.hw.units import names as unit_names
+    ops = {u: sum(1 for st in plan.steps if st.unit == u) for u in unit_names()}
     frac, missing = plan_coverage(plan, engine.pctx.graph())
     short = short_plan_note(plan, "plan()", wl.scheduler.name, missing) if missing else None
     return {"soc": spec.name, "workload": wl.name, "scheduler": wl.scheduler.name, "label": plan.label,
-            "cpu_cores": list(plan.cpu_cores), "ops": units,
+            "cpu_cores": list(plan.cpu_cores), "ops": ops,
             "micro_batches": list(plan.micro_batches) if plan.micro_batches else [wl.batch_size],
             "work_fraction": min(frac, 1.0), "short_plan": short}
 

@@ -331,9 +331,26 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
             err_console.print(escape(note), soft_wrap=True)
 
 
+class _UnitChoice(click.Choice):
+    """A choice of the registered compute units (socsim.hw.units), read when click first needs
+    them: the registry is not imported with the CLI."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from socsim.hw.units import names
+        return names()
+
+    @choices.setter
+    def choices(self, value) -> None:   # click.Choice.__init__ sets it; the registry decides
+        pass
+
+
 @main.command()
 @click.option("--soc", required=True, help="SoC name from soc_specs/ or a path to a spec YAML")
-@click.option("--unit", type=click.Choice(["cpu", "dsp", "gpu"]), default="cpu", show_default=True)
+@click.option("--unit", type=_UnitChoice(), default="cpu", show_default=True)
 @click.argument("kind")
 @click.option("--batch", type=int, default=1, show_default=True)
 @click.option("--in", "in_shape", default="64x32x32", show_default=True, help="CxHxW of the input (or N for element-wise)")
@@ -610,11 +627,11 @@ def validate(file, soc, scheduler, sets):
         for opt, given in (("--soc", soc), ("--scheduler", scheduler), ("--set", sets[0] if sets else None)):
             if given is not None:
                 raise InputError(f"{opt} applies to workloads; this file is a SoC spec", field=opt, value=given)
+        from socsim.hw.units import accelerators
         spec = load_soc(file)
         out_console.print(escape(f"ok: SoC spec {spec.name} ({spec.marketing_name}), "
                                  f"{spec.cpu.core_count} cores in {len(spec.cpu.clusters)} clusters"
-                                 + (f", {spec.dsp.name}" if spec.dsp else "")
-                                 + (f", {spec.gpu.name}" if spec.gpu else "")))
+                                 + "".join(f", {u.part(spec)}" for u in accelerators() if u.present(spec))))
         return
     if soc is not None:
         load_soc(soc)  # an unknown SoC is reported before the workload's own errors
@@ -635,8 +652,9 @@ def validate(file, soc, scheduler, sets):
         from socsim.api import validate_on_soc as check_plan
         info = check_plan(soc, file, overrides=list(sets), scheduler=scheduler)
         ops = info["ops"]
-        msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, cpu {ops['cpu']} / dsp {ops['dsp']} / "
-                f"gpu {ops['gpu']} steps (a split op runs one step per part), cores {info['cpu_cores']}")
+        steps = " / ".join(f"{u} {n}" for u, n in ops.items())
+        msg += (f"; planned on {info['soc']}: {info['label'] or 'plan'}, {steps} steps (a split op runs one "
+                f"step per part), cores {info['cpu_cores']}")
         if info["short_plan"]:
             err_console.print(escape(f"warning: {info['short_plan']}"), soft_wrap=True)
     out_console.print(escape(msg))

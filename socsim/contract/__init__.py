@@ -27,7 +27,7 @@ from socsim.contract.cores import (UNKNOWN_CORE_SET, big_cores, clusters_of, cor
                                    little_cores, pick_opp)
 from socsim.contract.coverage import plan_coverage, short_plan_note
 from socsim.contract.events import BatchRecord, InterferenceEvent, ThermalEvent
-from socsim.contract.plan import DSP_GRAPH_MODES, UNITS, Plan, Step, Unit
+from socsim.contract.plan import DSP_GRAPH_MODES, Plan, Step, Unit
 from socsim.contract.precision import run_precision
 from socsim.contract.scheduler import HOOK_SPECS, HOOKS, BaseScheduler, HookSpec, NoOptions, Scheduler, hookspec
 from socsim.errors import InputError, ScheduleError
@@ -35,7 +35,7 @@ from socsim.workload.ops import Op
 
 __all__ = [
     "BaseScheduler", "BatchRecord", "DSP_GRAPH_MODES", "HOOKS", "HOOK_SPECS", "HookSpec", "InputError",
-    "InterferenceEvent", "NoOptions", "Op", "Plan", "PlanContext", "RunContext", "ScheduleError", "Scheduler", "Step", "ThermalEvent", "UNITS",
+    "InterferenceEvent", "NoOptions", "Op", "Plan", "PlanContext", "RunContext", "ScheduleError", "Scheduler", "Step", "ThermalEvent",
     "UNKNOWN_CORE_SET", "Unit", "all_on", "big_cores", "check_plan", "clusters_of", "core_set_error",
     "hookspec", "is_core_set_name", "little_cores", "pick_opp", "plan_coverage", "run_precision",
     "short_plan_note", "single_unit_plan", "step_memory", "units_of",

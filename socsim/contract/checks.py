@@ -9,7 +9,8 @@ import numbers
 from typing import Callable
 
 from socsim.contract.cores import check_freq_setting
-from socsim.contract.plan import DSP_GRAPH_MODES, UNITS, Plan, Step
+from socsim.contract.plan import DSP_GRAPH_MODES, Plan, Step
+from socsim.hw import units as hw_units
 from socsim.errors import InputError, ScheduleError
 from socsim.jsonio import strict_json_error
 from socsim.spec.soc import SocSpec
@@ -17,20 +18,6 @@ from socsim.spec.workload import GOVERNORS
 from socsim.workload.ops import Op
 
 Fail = Callable[..., ScheduleError]
-
-
-def _unit_runs(soc: SocSpec, op: Op, unit: str) -> bool:
-    """Whether ``unit`` of ``soc`` can run ``op`` (the CPU runs everything; the DSP and the GPU
-    what their cost models support), the test the engine's cost oracle makes."""
-    if unit == "cpu":
-        return True
-    if unit == "dsp":
-        from socsim.hw.dsp import dsp_supports
-        return dsp_supports(soc, op)
-    if unit == "gpu":
-        from socsim.hw.gpu import gpu_supports
-        return gpu_supports(soc, op)
-    return False
 
 
 def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None,
@@ -65,16 +52,16 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
                        "(plan the training graph's ops, ctx.graph().ops, or copies of them)")
         if not isinstance(st.label, str):
             raise fail(f"the plan from {src}: step {k} ({st.op.name}) has label {st.label!r}; expected a string")
-        if st.unit not in UNITS:
+        if st.unit not in hw_units.names():
             raise fail(f"the plan from {src}: step {k} ({getattr(st.op, 'name', '?')}) is on unit {st.unit!r}; "
-                       f"units are {', '.join(UNITS)}")
+                       f"units are {', '.join(hw_units.names())}")
     units = {st.unit for st in steps}
     if "dsp" in units and soc.dsp is None:
         raise fail(f"the plan from {src} places ops on a DSP but {soc.name} has none")
     if "gpu" in units and soc.gpu is None:
         raise fail(f"the plan from {src} places ops on a GPU but {soc.name} has none")
     for k, st in enumerate(steps):
-        if not _unit_runs(soc, st.op, st.unit):
+        if not hw_units.unit_runs(soc, st.op, st.unit):
             raise fail(f"the plan from {src}: step {k} places op {st.op.name} ({st.op.kind}, {st.op.dtype}) on the "
                        f"{st.unit} of {soc.name}, which cannot run it"
                        + (" (the DSP has no float unit: train in int8, e.g. precision: niti)"

@@ -6,9 +6,8 @@ from typing import Any, Literal
 
 from socsim.workload.ops import Op
 
-Unit = Literal["cpu", "dsp", "gpu"]
-#: the units a step may name
-UNITS: tuple[str, ...] = ("cpu", "dsp", "gpu")
+#: a registered compute unit's name (socsim.hw.units: "cpu", "dsp", "gpu", and any a plugin adds)
+Unit = str
 #: how a plan with DSP steps prepares the DSP's graph
 DSP_GRAPH_MODES: tuple[str, ...] = ("per_batch", "reuse", "none")
 

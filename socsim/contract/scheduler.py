@@ -73,6 +73,9 @@ class BaseScheduler(ABC):
     #: precision the scheduler trains with; None = the workload's ``precision``
     precision: ClassVar[str | None] = None
     description: ClassVar[str] = ""
+    #: how the scheduler keeps to a memory budget ("it re-splits ..."); None: it does not plan for
+    #: one (the console's note on a run over budget names the schedulers that do)
+    memory_budget_plan: ClassVar[str | None] = None
 
     def __init__(self, options: BaseModel | None = None) -> None:
         self.options = options if options is not None else self.Options()

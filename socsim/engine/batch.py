@@ -14,9 +14,8 @@ import numpy as np
 from socsim.contract.dvfs import HOST_BUSY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
-from socsim.hw import fastrpc
-from socsim.hw.gpu import cpu_gpu_switch_s
-from socsim.hw.power import RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
+from socsim.hw import fastrpc, units
+from socsim.hw.power import RAIL_DRAM, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
 from socsim.contract import Plan
 from socsim.spec.soc import SocSpec
 from socsim.workload.memory import live_bytes
@@ -47,7 +46,7 @@ def host_core(soc: SocSpec, plan: Plan) -> int:
 @dataclass(slots=True)
 class Seg:
     dur: float
-    resources: tuple[str, ...]   # "cpu<N>", "dsp", "gpu"
+    resources: tuple[str, ...]   # "cpu<N>" (the host's cores), or another unit's name
     tracks: tuple[str, ...]
     name: str
     kind: str
@@ -56,7 +55,7 @@ class Seg:
     busy: dict[str, float]
     dram_bytes: int
     mem: int
-    count: str | None            # "cpu_ops" | "dsp_ops" | "gpu_ops" | "switches" | None
+    count: str | None            # "<unit>_ops" | "switches" | None
     step: int = -1               # the plan step it belongs to (its FastRPC switch included); -1: none
 
 
@@ -101,14 +100,19 @@ class BatchWalker:
             dyn[self.ridx[rail]] += d
         return dyn
 
+    def unit_mhz(self, unit: units.ComputeUnit, freqs: dict[str, float]) -> float:
+        """The clock ``unit`` runs at under ``freqs``: the one the engine set, else its own."""
+        return freqs[unit.name] if unit.name in freqs else unit.clock_mhz(self.soc)
+
     def op_dyn(self, cost, unit: str, freqs: dict[str, float]) -> tuple[np.ndarray, dict[str, float]]:
+        """Dynamic power (mW per rail) of an op's ``cost`` on ``unit``, and what it keeps busy."""
         busy = dict(cost.busy)
-        if unit == "cpu":
+        u = units.unit(unit)
+        if u.host:
             return self.cpu_dyn(busy, cost.activity, freqs), busy
         dyn = np.zeros(len(self.rails))
-        rail = RAIL_CDSP if unit == "dsp" else RAIL_GPU
-        d, _ = self.power.units[rail].power_mw(freqs[unit], 1.0, cost.activity, 25.0)
-        dyn[self.ridx[rail]] = d
+        d, _ = self.power.units[u.rail].power_mw(self.unit_mhz(u, freqs), 1.0, cost.activity, 25.0)
+        dyn[self.ridx[u.rail]] += d
         return dyn, {unit: 1.0}
 
     def dram_mw(self, nbytes: int, dur_s: float) -> float:
@@ -146,8 +150,8 @@ class BatchWalker:
 
     def static_mw(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate, temp_of_rail) -> np.ndarray:
         """Static power of every rail during a batch, at the temperatures ``temp_of_rail(rail)``:
-        leakage of the powered cores (the plan's and the foreground apps'), the DSP's and GPU's
-        for their busy share, DRAM background and the platform.  The apps' dynamic power
+        leakage of the powered cores (the plan's and the foreground apps'), the other units' for
+        their busy share, DRAM background and the platform.  The apps' dynamic power
         (:meth:`fg_mw`) is not in it."""
         out = np.zeros(len(self.rails))
         extra = {i for i, _ in tpl.fg}   # the foreground apps' cores
@@ -157,11 +161,11 @@ class BatchWalker:
             powered = sum(1 for i in c.core_ids if i in plan.cpu_cores or i in extra)
             _, s = self.power.units[rail].power_mw(freqs.get(c.name, c.min_mhz), 0.0, 0.0, temp_of_rail(rail), powered)
             out[self.ridx[rail]] = s
-        for unit, rail in (("dsp", RAIL_CDSP), ("gpu", RAIL_GPU)):
-            if rail in self.ridx:
-                frac = tpl.busy_s.get(unit, 0.0) / tpl.duration_s if tpl.duration_s else 0.0
-                _, s = self.power.units[rail].power_mw(freqs.get(unit, 0.0), 0.0, 0.0, temp_of_rail(rail), frac)
-                out[self.ridx[rail]] = s
+        for u in units.accelerators():
+            if u.rail in self.ridx and u.present(self.soc):
+                frac = tpl.busy_s.get(u.name, 0.0) / tpl.duration_s if tpl.duration_s else 0.0
+                _, s = self.power.units[u.rail].power_mw(self.unit_mhz(u, freqs), 0.0, 0.0, temp_of_rail(u.rail), frac)
+                out[self.ridx[u.rail]] += s
         out[self.ridx[RAIL_DRAM]] = self.power.dram_background_mw
         out[self.ridx[RAIL_PLATFORM]] = self.power.platform_mw()[1]
         return out
@@ -169,8 +173,9 @@ class BatchWalker:
     # -- the segments of one batch ------------------------------------------------------
     def cpu_config(self, plan: Plan, freqs: dict[str, float], bg_dram_gbs: float = 0.0):
         """The configuration the plan's CPU ops run at under ``freqs`` (what the oracle is asked)."""
-        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in ("dsp", "gpu")))
-        return self.oracle.config("cpu", cores=plan.cpu_cores, freqs=cpu_freqs, bg_dram_gbs=bg_dram_gbs)
+        others = {u.name for u in units.accelerators()}
+        cpu_freqs = tuple(sorted((k, v) for k, v in freqs.items() if k not in others))
+        return self.oracle.config(units.host().name, cores=plan.cpu_cores, freqs=cpu_freqs, bg_dram_gbs=bg_dram_gbs)
 
     def segments(self, plan: Plan, freqs: dict[str, float], prep: bool, share: float = 1.0,
                  scheduler_name: str = "?", bg_dram_gbs: float = 0.0,
@@ -182,9 +187,10 @@ class BatchWalker:
         in progress when it took over."""
         soc = self.soc
         bg = bg_dram_gbs
-        cpu_cfg = self.cpu_config(plan, freqs, bg)
-        dsp_cfg = self.oracle.config("dsp", dsp_mhz=freqs.get("dsp"), bg_dram_gbs=bg) if soc.dsp else None
-        gpu_cfg = self.oracle.config("gpu", gpu_mhz=freqs.get("gpu"), bg_dram_gbs=bg) if soc.gpu else None
+        host_unit = units.host().name
+        cfgs = {host_unit: self.cpu_config(plan, freqs, bg)}
+        cfgs.update((u.name, self.oracle.config(u.name, mhz=freqs.get(u.name), bg_dram_gbs=bg))
+                    for u in units.accelerators() if u.present(soc))
         head = plan if cont is None else cont.head
         mem_base, step_mem = self.memory(plan)
         # preparing the batch (graph preparation, compilation) happens before its first step
@@ -196,7 +202,7 @@ class BatchWalker:
             inserted.setdefault(j, []).extend(overheads)
         host_id = host_core(soc, plan)
         host = soc.cpu.cluster_of(host_id)
-        host_track = (f"cpu{host_id}",)
+        host_track = (f"{host_unit}{host_id}",)
         one = {host.name: 1}
         # the host core works alone (the other training threads wait): its cluster's core-seconds
         # and the host-only seconds schedutil needs (socsim.contract.dvfs.schedutil_util)
@@ -215,44 +221,35 @@ class BatchWalker:
         for name, dur in inserted.get(-1, ()):  # a continuation handed before any step began
             yield Seg(dur, host_track, ("engine",), name, "graph_prep", "prep",
                       self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs), host_busy, 0, mem_prep, None)
-        cur = "cpu"
+        cur = host_unit
         crossings = (fastrpc.expected_crossings([s.op for s in plan.steps])
-                     if plan.count("dsp") or plan.count("gpu") else ())
+                     if any(s.unit != host_unit for s in plan.steps) else ())
         for k, step in enumerate(plan.steps):
             op, unit = step.op, step.unit
             mem = mem_base if step_mem is None else int(step_mem[k])
             if unit != cur:
-                # a hand-over: FastRPC to or from the DSP; a queue drain and a layout copy to or
-                # from the GPU (socsim.hw.gpu.cpu_gpu_switch_s); both for DSP<->GPU
+                # a hand-over through the host, of each unit on either side that has one (units'
+                # ``handover``: FastRPC for the DSP, a queue drain and a layout copy for the GPU)
                 count: str | None = "switches"
-                for via in ("dsp", "gpu"):
-                    if via not in (unit, cur):
+                for via in units.accelerators():
+                    if via.handover is None or via.name not in (unit, cur):
                         continue
                     crossing = crossings[k]
-                    if via == "dsp":
-                        dur = fastrpc.switch_s(soc.fastrpc, crossing, plan.shared_buffers)
-                        track, name, kind = "fastrpc", f"rpc {cur}->{unit}", "fastrpc"
-                    else:
-                        dur = cpu_gpu_switch_s(soc, crossing)
-                        track, name, kind = "engine", f"gpu hand-over {cur}->{unit}", "gpu_switch"
+                    h = via.handover
+                    dur = h.time_s(soc, crossing, plan.shared_buffers)
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
-                    yield Seg(dur, host_track, (track,), name, kind, "rpc", dyn, host_busy, 2 * crossing, mem, count, k)
+                    yield Seg(dur, host_track, (h.track,), h.name.format(src=cur, dst=unit), h.kind, "rpc", dyn,
+                              host_busy, 2 * crossing, mem, count, k)
                     count = None
                 cur = unit
-            if unit == "cpu":
-                cost = self.oracle.cost(op, "cpu", cpu_cfg)
-                res = tuple(f"cpu{i}" for i in plan.cpu_cores)
-            elif unit == "dsp":
-                cost = self.oracle.cost(op, "dsp", dsp_cfg) if dsp_cfg else None
-                res = ("dsp",)
-            else:
-                cost = self.oracle.cost(op, "gpu", gpu_cfg) if gpu_cfg else None
-                res = ("gpu",)
+            cfg = cfgs.get(unit)
+            cost = self.oracle.cost(op, unit, cfg) if cfg is not None else None
+            res = tuple(f"{unit}{i}" for i in plan.cpu_cores) if unit == host_unit else (unit,)
             if cost is None:
                 raise ScheduleError(f"op {op.name} ({op.kind}, {op.dtype}) cannot run on the {unit} of {soc.name}",
                                     field="scheduler.name", value=scheduler_name)
-            dur = cost.time_s / (share if unit == "cpu" else 1.0)
+            dur = cost.time_s / (share if unit == host_unit else 1.0)
             dyn, busy = self.op_dyn(cost, unit, freqs)
             dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(cost.dram_bytes, dur)
             yield Seg(dur, res, res, step.label or op.name, op.kind, op.phase, dyn, busy, cost.dram_bytes, mem,

@@ -13,7 +13,8 @@ import numpy as np
 
 from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
-from socsim.engine.oracle import CostOracle, unit_runs
+from socsim.engine.oracle import CostOracle
+from socsim.hw.units import unit_runs
 from socsim.hw import fastrpc
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload

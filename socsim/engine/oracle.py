@@ -14,63 +14,39 @@ import math
 import os
 import time
 
-from socsim.hw.cost import CpuConfig, DspConfig, GpuConfig, OpCost, UnsupportedOp
+from socsim.hw import units
+from socsim.hw.cost import CostModel, OpCost, UnitConfig, UnsupportedOp
 from socsim.spec.soc import SocSpec
 from socsim.workload.ops import Op
-
-
-def unit_runs(soc: SocSpec, op: Op, unit: str) -> bool:
-    """Whether ``unit`` of ``soc`` can run ``op`` at all (the CPU runs everything; the DSP and the
-    GPU what their cost models support)."""
-    if unit == "cpu":
-        return True
-    if unit == "dsp":
-        from socsim.hw.dsp import dsp_supports
-        return dsp_supports(soc, op)
-    if unit == "gpu":
-        from socsim.hw.gpu import gpu_supports
-        return gpu_supports(soc, op)
-    return False
 
 
 class CostOracle:
     def __init__(self, soc: SocSpec, dsp_batch_padding: bool = True) -> None:
         self.soc = soc
         self.dsp_batch_padding = dsp_batch_padding
-        self._models: dict[str, object] = {}
+        self._models: dict[str, CostModel] = {}
         self._memo: dict[tuple, OpCost | None] = {}
 
-    def model(self, unit: str):
+    def model(self, unit: str) -> CostModel:
+        """The cost model of ``unit`` on this SoC (built once); UnsupportedOp if the SoC lacks it."""
         m = self._models.get(unit)
         if m is None:
-            if unit == "cpu":
-                from socsim.hw.cpu import CpuCostModel
-                m = CpuCostModel(self.soc)
-            elif unit == "dsp":
-                if self.soc.dsp is None:
-                    raise UnsupportedOp(f"{self.soc.name} has no DSP")
-                from socsim.hw.dsp import DspCostModel
-                m = DspCostModel(self.soc)
-            elif unit == "gpu":
-                if self.soc.gpu is None:
-                    raise UnsupportedOp(f"{self.soc.name} has no GPU")
-                from socsim.hw.gpu import GpuCostModel
-                m = GpuCostModel(self.soc)
-            else:
-                raise ValueError(f"unknown unit {unit!r}")
-            self._models[unit] = m
+            u = units.unit(unit)
+            if not u.present(self.soc):
+                raise UnsupportedOp(f"{self.soc.name} has no {u.title}")
+            m = self._models[unit] = u.cost_model(self.soc)
         return m
 
     def config(self, unit: str, cores: tuple[int, ...] = (), freqs: tuple[tuple[str, float], ...] = (),
-               dsp_mhz: float | None = None, gpu_mhz: float | None = None, bg_dram_gbs: float = 0.0):
-        """A unit's configuration; ``bg_dram_gbs``: DRAM bandwidth foreground apps take meanwhile."""
-        bg = float(bg_dram_gbs)
-        if unit == "cpu":
-            return CpuConfig(cores=cores, freqs_mhz=freqs, bg_dram_gbs=bg)
-        if unit == "dsp":
-            return DspConfig(freq_mhz=dsp_mhz or self.soc.dsp.training_clock_mhz,
-                             batch_padding=self.dsp_batch_padding, bg_dram_gbs=bg)
-        return GpuConfig(freq_mhz=gpu_mhz or self.soc.gpu.opps[-1].freq_mhz, bg_dram_gbs=bg)
+               dsp_mhz: float | None = None, gpu_mhz: float | None = None, bg_dram_gbs: float = 0.0,
+               mhz: float | None = None) -> UnitConfig:
+        """A unit's configuration: CPU ``cores`` at per-cluster ``freqs``, another unit at ``mhz``
+        (None: its default clock; ``dsp_mhz`` and ``gpu_mhz`` are older spellings of it);
+        ``bg_dram_gbs``: DRAM bandwidth foreground apps take meanwhile."""
+        if mhz is None:
+            mhz = dsp_mhz if dsp_mhz is not None else gpu_mhz
+        return units.unit(unit).config(self.soc, cores=cores, freqs=freqs, mhz=mhz, bg_dram_gbs=float(bg_dram_gbs),
+                                       batch_padding=self.dsp_batch_padding)
 
     @staticmethod
     def _key(op: Op, unit: str, cfg) -> tuple:
@@ -109,7 +85,7 @@ class CostOracle:
         groups: dict[tuple, list] = {}
         seen: set[tuple] = set()
         for op, cfg in pairs:
-            key = self._key(op, "cpu", cfg)
+            key = self._key(op, units.host().name, cfg)
             if key in self._memo or key in seen:
                 continue
             seen.add(key)
@@ -119,7 +95,7 @@ class CostOracle:
         i = 0
         while i < len(todo) and time.perf_counter() - t0 < WARM_SERIAL_S:
             for op, cfg in todo[i]:
-                self.cost(op, "cpu", cfg)
+                self.cost(op, units.host().name, cfg)
             i += 1
         rest = todo[i:]
         if not rest:
@@ -138,7 +114,7 @@ class CostOracle:
                                      initargs=(self.soc, self.dsp_batch_padding)) as ex:
                 for chunk, costs in zip(chunks, ex.map(_worker_costs, chunks)):
                     for (op, cfg), c in zip(chunk, costs):
-                        self._memo[self._key(op, "cpu", cfg)] = c
+                        self._memo[self._key(op, units.host().name, cfg)] = c
         except Exception:  # no fork here, a worker died: the rest is costed on demand
             return
 
@@ -191,4 +167,4 @@ def _init_worker(soc: SocSpec, dsp_batch_padding: bool) -> None:
 
 
 def _worker_costs(chunk: list) -> list:
-    return [_WORKER.cost(op, "cpu", cfg) for op, cfg in chunk]
+    return [_WORKER.cost(op, units.host().name, cfg) for op, cfg in chunk]

@@ -38,6 +38,7 @@ from socsim.engine.stats import RunStats
 from socsim.engine.switching import PlanSwitching, runs_key
 from socsim.engine.template import BatchTemplate
 from socsim.errors import InputError
+from socsim.hw import units as hw_units
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
@@ -320,5 +321,7 @@ class Engine(PlanSwitching, Environment):
         of the CPU ops resuming (rate limit ~ms), so those ops run at the clock their own load
         sets: the accelerator time is left out of the denominator.  The host core's own work
         (graph preparation, the FastRPC copies) counts as busy."""
-        active = dur_s - busy.get("dsp", 0.0) - busy.get("gpu", 0.0)
+        active = dur_s
+        for u in hw_units.accelerators():
+            active -= busy.get(u.name, 0.0)
         return dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)

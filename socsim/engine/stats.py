@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from socsim.contract import Plan
+from socsim.hw import units
 
 
 @dataclass
@@ -22,7 +23,7 @@ class RunStats:
     zone_peak_c: dict[str, float] = field(default_factory=dict)
     final_c: float = 0.0
     peak_mem_bytes: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0})
+    counts: dict[str, int] = field(default_factory=lambda: {**dict.fromkeys(units.ops_keys(), 0), "switches": 0})
     throttle_events: int = 0
     time_throttled_s: float = 0.0
     continued_batches: int = 0  # batches on_memory_pressure continued with another plan (mid-batch)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from socsim.hw import units
+
 
 @dataclass(frozen=True, slots=True)
 class Slice:
@@ -34,7 +36,7 @@ class BatchTemplate:
     busy_s: dict[str, float]   # busy core-seconds per cluster, and seconds for dsp/gpu
     dram_bytes: int
     slices: tuple[Slice, ...]
-    counts: dict[str, int]     # cpu_ops, dsp_ops, gpu_ops, switches
+    counts: dict[str, int]     # <unit>_ops of every unit (socsim.hw.units), switches
     seg_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # walker segment of each segment (-1: gap)
     busy_keys: tuple[str, ...] = ()
     cum_busy: np.ndarray = field(default_factory=lambda: np.zeros((1, 0)))  # cumulative busy_s at each edge
@@ -106,8 +108,12 @@ class BatchTemplate:
         return self.mem_bytes[np.clip(idx, 0, len(self.mem_bytes) - 1)]
 
 
-# what a segment's time counts as, by its count key (socsim.engine.batch.Seg.count)
-TIME_ON = {"cpu_ops": "on:cpu", "dsp_ops": "on:dsp", "gpu_ops": "on:gpu", "switches": "on:switch", None: "on:prep"}
+def time_on(count: str | None) -> str:
+    """What a segment's time counts as, by its count key (socsim.engine.batch.Seg.count): the
+    unit its op ran on (``<unit>_ops`` -> ``on:<unit>``), hand-overs, or the batch's preparation."""
+    if count is None:
+        return "on:prep"
+    return "on:switch" if count == "switches" else "on:" + count.removesuffix("_ops")
 
 
 class TemplateBuilder:
@@ -125,7 +131,7 @@ class TemplateBuilder:
         self.seg_steps: list[int] = []
         self._added = 0                              # walker segments added (zero-length ones too)
         self.dram_bytes = 0
-        self.counts = {"cpu_ops": 0, "dsp_ops": 0, "gpu_ops": 0, "switches": 0}
+        self.counts = {**dict.fromkeys(units.ops_keys(), 0), "switches": 0}
 
     def segment(self, start_s: float, dur_s: float, dyn_mw: np.ndarray, mem_bytes: int,
                 tracks: tuple[str, ...], name: str, kind: str, phase: str,
@@ -156,12 +162,12 @@ class TemplateBuilder:
 
     def add(self, start_s: float, seg) -> None:
         """Record a walker segment (socsim.engine.batch.Seg) that ran from ``start_s``; its time
-        also goes to the busy key ``on:<what>`` (:data:`TIME_ON`: the unit its op ran on, hand-overs
+        also goes to the busy key ``on:<what>`` (:func:`time_on`: the unit its op ran on, hand-overs
         between units (FastRPC calls, GPU queue drains and copies), or the batch's preparation), the summary's per-unit time split."""
         if seg.count:
             self.counts[seg.count] += 1
         self.segment(start_s, seg.dur, seg.dyn_mw, seg.mem, seg.tracks, seg.name, seg.kind, seg.phase,
-                     {**seg.busy, "on:switch" if seg.phase == "rpc" else TIME_ON[seg.count]: 1.0},
+                     {**seg.busy, "on:switch" if seg.phase == "rpc" else time_on(seg.count): 1.0},
                      seg.dram_bytes, self._added, seg.step)
         self._added += 1
 

@@ -38,6 +38,7 @@ class GpuConfig:
     bg_dram_gbs: float = 0.0
 
 
+# the built-in units' configurations; a unit registered in socsim.hw.units may bring its own
 UnitConfig = CpuConfig | DspConfig | GpuConfig
 
 
@@ -47,8 +48,8 @@ class OpCost:
 
     ``cycles`` are compute cycles at ``freq_mhz``; ``stall_s`` is memory time that does not
     scale with the clock; ``time_s = cycles / f + stall_s``.  ``activity`` (0..1) scales the
-    busy cores' dynamic power (a stalled core switches less).  ``busy_cores`` maps cluster name
-    (or ``dsp``/``gpu``) to how many cores are busy.  ``detail`` carries model-specific figures
+    busy cores' dynamic power (a stalled core switches less).  ``busy`` maps cluster name
+    (or another unit's name, socsim.hw.units) to how many cores are busy.  ``detail`` carries model-specific figures
     (cache hit rates, packets, stall causes) as sorted pairs.
     """
 

@@ -7,7 +7,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from socsim.report.summary import run_label
+from socsim.hw import units
+from socsim.report.summary import placement_units, run_label
 
 
 def _fmt_bytes(n: float) -> str:
@@ -56,16 +57,17 @@ def precision_note(s: dict[str, Any]) -> str | None:
 def memory_budget_note(s: dict[str, Any]) -> str | None:
     """A one-line note when memory in use went over the budget in force at the time (the
     summary's ``memory.over_budget``), with the reason: a scheduler that does not plan for the
-    budget (all but Sage) ignores it; Sage re-splits a batch in progress when the budget drops,
-    and goes over only where the micro-batch in progress cannot fit the new budget
-    (``scheduler_info.resplits``); else None."""
+    budget ignores it (the note names those that do, :func:`budget_planners`); one that does
+    re-plans a batch in progress when the budget drops, and goes over only where the part in
+    progress cannot fit the new budget (its ``scheduler_info.resplits``); else None."""
     over = s["memory"].get("over_budget")
     if not over or not over.get("batches"):
         return None
     n, planned = over["batches"], s["batches"]
-    if s["scheduler"] != "sage":
-        why = (f"{s['scheduler']} does not plan for the budget (sage does; it re-splits a batch in "
-               "progress when the budget drops)")
+    planners = budget_planners()
+    if s["scheduler"] not in planners:
+        others = "; ".join(f"{name} does; {how}" for name, how in planners.items())
+        why = f"{s['scheduler']} does not plan for the budget" + (f" ({others})" if others else "")
     else:
         failed = [r for r in (s.get("scheduler_info") or {}).get("resplits", []) if r.get("micro_batches") is None]
         why = (f"in {len(failed)} batch(es) the budget dropped while the micro-batch in progress needed more "
@@ -76,6 +78,19 @@ def memory_budget_note(s: dict[str, Any]) -> str | None:
     return (f"note: memory in use exceeded the budget in force (environment.memory_budget_mb) for "
             f"{_fmt_sim_time(over['seconds'])} in {n} of {planned} batches, by up to "
             f"{_fmt_bytes(over['max_excess_bytes'])}: {why}")
+
+
+def budget_planners() -> dict[str, str]:
+    """The registered schedulers that plan for a memory budget, each with how it keeps to one (its
+    class's ``memory_budget_plan``), in the registry's order."""
+    from socsim.sched.registry import discover
+
+    out = {}
+    for name, e in discover().items():
+        how = getattr(e.cls, "memory_budget_plan", None) if e.cls is not None else None
+        if isinstance(how, str) and how:
+            out[name] = how
+    return out
 
 
 def notes(s: dict[str, Any]) -> list[str]:
@@ -151,7 +166,8 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
     p = s["placement"]
     plans, config = p.get("plans") or [], p.get("config_switches") or 0
     changed = len(plans) > 1 or config > 0
-    t.add_row("placement", f"cpu {p['cpu_ops']} / dsp {p['dsp_ops']} / gpu {p['gpu_ops']} ops per batch, "
+    ops = " / ".join(f"{u} {p[f'{u}_ops']}" for u in placement_units(p))
+    t.add_row("placement", f"{ops} ops per batch, "
               f"{_plural(p['switches'], 'switch', 'switches')}; cores {p.get('cpu_cores')}"
               + (" (first plan)" if changed else ""))
     if changed:
@@ -180,11 +196,12 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
     from socsim.report.summary import compare_rows
 
     rows = compare_rows(runs)
+    on = list(dict.fromkeys(u for s in runs for u in placement_units(s["placement"])))
     t = Table(title=escape(f"socsim compare: {runs[0]['workload']} on {runs[0]['soc']}"))
     fg = any(r["fg_loss"] is not None for r in rows)
     early = [r for r in rows if r["stopped_early"]]
     for col in (("scheduler",) + (("batches",) if early else ()) + ("time/batch", "x first", "energy/batch",
-                "x first", "peak mem", "peak C", "cpu/dsp/gpu time", "cpu/dsp/gpu ops", "switches")
+                "x first", "peak mem", "peak C", "/".join(on) + " time", "/".join(on) + " ops", "switches")
                 + (("fg loss",) if fg else ())):
         t.add_column(col, justify="right" if col != "scheduler" else "left")
     for r in rows:
@@ -197,8 +214,8 @@ def compare_table(runs: list[dict[str, Any]]) -> Table:
                   fmt_time(r["time_per_batch_s"]), _ratio(r["time_x_first"]),
                   fmt_energy(r["energy_per_batch_j"]), _ratio(r["energy_x_first"]),
                   _fmt_bytes(r["peak_memory_bytes"]), f"{r['peak_c']:.1f}",
-                  "/".join(f"{100 * r['time_share'][u]:.0f}%" for u in ("cpu", "dsp", "gpu")),
-                  f"{r['cpu_ops']:g}/{r['dsp_ops']:g}/{r['gpu_ops']:g}", str(r["switches"]),
+                  "/".join(f"{100 * r['time_share'].get(u, 0.0):.0f}%" for u in on),
+                  "/".join(f"{r.get(f'{u}_ops', 0):g}" for u in on), str(r["switches"]),
                   *((_fg_loss(r),) if fg else ()))
     if early:
         notes = [f"{r['scheduler']} stopped after {r['batches']} of {_plural(r['batches_planned'], 'batch', 'batches')}"
@@ -251,11 +268,10 @@ def op_table(r: dict[str, Any]) -> Table:
 def listing(what: str) -> Table:
     if what == "socs":
         from socsim.spec import list_socs, load_soc
-        t = Table("name", "SoC", "CPU", "DSP", "GPU", "phones")
+        t = Table("name", "SoC", *(u.title for u in units.units()), "phones")
         for n in list_socs():
             s = load_soc(n)
-            cpu = " + ".join(f"{c.count}x {c.core_type}@{c.max_mhz:g}" for c in s.cpu.clusters)
-            t.add_row(n, s.marketing_name, cpu, s.dsp.name if s.dsp else "-", s.gpu.name if s.gpu else "-",
+            t.add_row(n, s.marketing_name, *(u.part(s) if u.present(s) else "-" for u in units.units()),
                       ", ".join(s.phones))
         return t
     if what == "schedulers":

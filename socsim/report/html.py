@@ -23,6 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from socsim.errors import InputError
+from socsim.hw import units
 from socsim.report.events import BATCH_COLUMNS, OPS_COLUMNS, PARSE_ERRORS, malformed, read_events
 from socsim.report.timeseries import TimeSeries, energy_between_j, envelope, load_timeseries
 
@@ -39,10 +40,14 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}.chart svg{width:100%;
 
 
 def track_order(track: str) -> tuple[int, int, str]:
-    """Canonical track order: cpu0..cpuN, dsp, gpu, fastrpc, engine, then the rest by name."""
-    if track.startswith("cpu") and track[3:].isascii() and track[3:].isdigit():
-        return (0, int(track[3:]), "")
-    fixed = ("dsp", "gpu", "fastrpc", "engine")
+    """Canonical track order: the host's cores cpu0..cpuN, the other units (dsp, gpu, ...), the
+    hand-over tracks (fastrpc) and engine, then the rest by name."""
+    core = units.core_of_track(track)
+    if core is not None:
+        return (0, core, "")
+    others = units.accelerators()
+    fixed = tuple(dict.fromkeys([*(u.name for u in others), *(u.handover.track for u in others if u.handover),
+                                 "engine"]))
     return (1, fixed.index(track), "") if track in fixed else (2, 0, track)
 
 

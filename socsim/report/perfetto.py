@@ -32,6 +32,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
     CounterDescriptor, TracePacket, TrackDescriptor, TrackEvent)
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
+from socsim.hw import units
 from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
                                   malformed, timeseries_header)
 
@@ -45,7 +46,7 @@ from socsim.report.perfetto_encode import (  # noqa: F401
 
 PROCESS_NAME, PROCESS_PID = "SoC", 1
 _CHUNK = 1 << 14           # hand-encoded packets buffered before a write
-_FIXED_TIDS = {"dsp": 200, "gpu": 201, "fastrpc": 202, "engine": 203, "batches": 204}
+_FIXED_TIDS = {"fastrpc": 202, "engine": 203, "batches": 204}   # and the units' own (socsim.hw.units)
 _GROUPS = (  # (predicate on counter name, group track, unit), first match wins
     (lambda n: n.startswith("power.") and n.endswith("_uws"), "Rail energy", "uWs"),
     (lambda n: n.startswith("power.") and n.endswith("_mw"), "Rail power", "mW"),
@@ -56,6 +57,12 @@ _GROUPS = (  # (predicate on counter name, group track, unit), first match wins
 )
 _BATTERY_UNITS = {"_uah": "uAh", "_pct": "%", "_ua": "uA", "_mv": "mV"}
 _STR = "debug_annotation_string_values"
+
+
+def _fixed_tid(track: str, default: int) -> int:
+    """The fixed thread id of a unit's track (its ``trace_tid``) or of an engine track, else ``default``."""
+    tid = next((u.trace_tid for u in units.accelerators() if u.name == track and u.trace_tid is not None), None)
+    return _FIXED_TIDS.get(track, default) if tid is None else tid
 
 
 def track_uuid(key: str) -> int:
@@ -134,10 +141,10 @@ class _SliceTracks:
         lanes = self._lanes.setdefault(track, [])
         if lanes:
             name, tid = f"{track} ({len(lanes) + 1})", lanes[0][2] + 10000 * len(lanes)
-        elif track.startswith("cpu") and track[3:].isascii() and track[3:].isdigit():
-            name, tid = track, 100 + int(track[3:])
+        elif units.core_of_track(track) is not None:
+            name, tid = track, 100 + units.core_of_track(track)
         else:
-            name, tid = track, _FIXED_TIDS.get(track, 300 + self._n_other)
+            name, tid = track, _fixed_tid(track, 300 + self._n_other)
             self._n_other += tid >= 300
         uuid = track_uuid("thread/" + name)
         self._stream.emit(TracePacket(track_descriptor=TrackDescriptor(

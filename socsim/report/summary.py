@@ -5,6 +5,7 @@ from typing import Any
 
 from socsim.contract.precision import run_precision
 from socsim.version import __version__
+from socsim.hw import units
 
 
 def _r(x: float, nd: int = 9) -> float:
@@ -97,14 +98,13 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
             "time_throttled_s": _r(stats.time_throttled_s),
         },
         "placement": {
-            "cpu_ops": _per_batch(stats.counts["cpu_ops"], n),
-            "dsp_ops": _per_batch(stats.counts["dsp_ops"], n),
-            "gpu_ops": _per_batch(stats.counts["gpu_ops"], n),
+            # ops per batch on each unit (socsim.hw.units: cpu_ops, dsp_ops, gpu_ops, ...)
+            **{k: _per_batch(stats.counts.get(k, 0), n) for k in units.ops_keys()},
             "switches": _per_batch(stats.counts["switches"], n),
             # seconds per batch with ops on each unit, in hand-overs between units (FastRPC calls,
             # GPU queue drains and copies), in the batch's preparation (graph building, compiling)
             "time_s": {k: _r(stats.time_on_s.get(k, 0.0) / n if n else 0.0)
-                       for k in ("cpu", "dsp", "gpu", "switch", "prep")},
+                       for k in (*units.names(), "switch", "prep")},
             "cpu_cores": list(plan.cpu_cores) if plan else [],
             "plans": stats.plan_labels,
             "plan_batches": dict(stats.plan_batches),
@@ -167,6 +167,15 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
     return summary
 
 
+def placement_units(placement: dict[str, Any]) -> list[str]:
+    """The units a summary's ``placement`` counts ops on (its ``<unit>_ops`` keys): the registered
+    ones first, in the registry's order, then any others it has (a unit registered by a plugin
+    when the run was made)."""
+    have = [k.removesuffix("_ops") for k in placement if k.endswith("_ops")]
+    known = [u for u in units.names() if u in have]
+    return known + [u for u in have if u not in known]
+
+
 def stopped_early(s: dict[str, Any]) -> bool:
     """Whether the run ended before its planned batches (a scheduler's ``ctx.stop``)."""
     stop = (s.get("engine") or {}).get("stop_reason")
@@ -193,6 +202,7 @@ def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for s in runs:
         pb, p = s["per_batch"], s["placement"]
+        on = placement_units(p)
         # apps that ran while the run did (one that starts after the last batch harms nothing)
         loads = [f for f in s.get("foreground") or [] if f.get("window_simulated_s", 1.0) > 0]
         rows.append({
@@ -207,13 +217,11 @@ def compare_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "energy_x_first": _r(pb["energy_j"] / e0) if e0 else None,
             "peak_memory_bytes": s["memory"]["peak_bytes"],
             "peak_c": s["thermal"]["peak_c"],
-            "cpu_ops": p["cpu_ops"],
-            "dsp_ops": p["dsp_ops"],
-            "gpu_ops": p["gpu_ops"],
+            **{f"{u}_ops": p[f"{u}_ops"] for u in on},
             "switches": p["switches"],
             # share of the batch time with ops on each unit (the rest: hand-overs, preparation)
-            "time_share": {u: (_r(p["time_s"][u] / pb["time_s"], 4) if pb["time_s"] else 0.0)
-                           for u in ("cpu", "dsp", "gpu")},
+            "time_share": {u: (_r(p["time_s"].get(u, 0.0) / pb["time_s"], 4) if pb["time_s"] else 0.0)
+                           for u in on},
             "fg_loss": _r(sum(f["throughput_loss"] for f in loads) / len(loads), 6) if loads else None,
         })
     return rows

@@ -115,6 +115,7 @@ class Sage(BaseScheduler):
     name = "sage"
     precision = "fp32"
     description = "Sage: graph optimisation + DGC/DGA/hybrid memory management under a budget (GPU)"
+    memory_budget_plan = "it re-splits a batch in progress when the budget drops"
     Options = SageOptions
 
     def __init__(self, options: SageOptions | None = None) -> None:
