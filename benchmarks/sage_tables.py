@@ -2,7 +2,7 @@
 optimisation, the memory-management strategies under fixed budgets, and MobileNet-v2 under
 micro-batching.
 
-ResNet-50 (and MobileNet-v2) 3x224x224, mini-batch 32, FP32 on the sd865 GPU (Sage, SEEDS.md 2);
+ResNet-50 (and MobileNet-v2) 3x224x224, mini-batch 32, FP32 on the sd865 GPU (Sage, docs/seeds.md 2);
 per-batch time and whole-phone energy are ``PlanContext.estimate`` of the plan each strategy
 makes (JIT compilation left out, i.e. steady-state batches).  Prints markdown; asserts nothing.
 Takes a few seconds.

@@ -76,9 +76,24 @@ def prepare(workload: str | Path | dict | Workload, *, overrides: list[str] | di
     wl, wl_file, origins = _load(workload, _normalise_overrides(overrides), scheduler, **labels)
     try:
         sched = create(wl.scheduler.name, wl.scheduler.options, file=wl_file)
+        check_mode(wl, sched, wl_file)
     except InputError as e:
         raise origins.locate(e) from None
     return wl, wl_file, sched, origins
+
+
+#: the built-in schedulers that run ``mode: inference`` (a scheduler says so in its ``modes``)
+INFERENCE_SCHEDULERS = ("mnn-fp32", "mnn-int8", "tflite-fp32", "pytorch", "mnn-fp32-gpu")
+
+
+def check_mode(wl: Workload, sched: Any, wl_file: str) -> None:
+    """An InputError (field ``mode``) when the workload's mode is one the scheduler does not
+    run: a scheduler runs training only unless its ``modes`` names the mode."""
+    modes = getattr(sched, "modes", ("train",))
+    if wl.mode not in modes:
+        name = getattr(sched, "name", type(sched).__name__)
+        raise InputError(f"scheduler {name} runs training only; mode inference runs under "
+                         f"{', '.join(INFERENCE_SCHEDULERS)}", file=wl_file, field="mode", value=wl.mode)
 
 
 def _located(e: InputError, workload, wl_file: str, origins: Origins) -> InputError:
@@ -114,7 +129,7 @@ def dir_mode() -> int:
 def _chmod_tree(root: Path) -> None:
     """Give a directory made by mkdtemp (0700) and its files the modes mkdir/open would have."""
     fm, dm = file_mode(), dir_mode()
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         os.chmod(dirpath, dm)
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), fm)

@@ -660,5 +660,48 @@ def validate(file, soc, scheduler, sets):
     out_console.print(escape(msg))
 
 
+@main.command()
+@click.argument("file")
+@click.option("--batches", type=int, default=None,
+              help="batches simulated per row  [default: 2; a fixed configuration's per-batch figures settle from the first]")
+@click.option("--json", "json_path", default=None, help="write the report as JSON here ('-' for stdout)")
+@click.option("--markdown", "markdown_path", default=None,
+              help="write the report as Markdown here ('-' for stdout; docs/validation.md's section is made so)")
+@click.option("--rows", "all_rows", is_flag=True, help="print every row, not only each table's worst")
+@click.option("--quiet", is_flag=True, help="no console tables or progress")
+def fidelity(file, batches, json_path, markdown_path, all_rows, quiet):
+    """Simulate every row of a measurement FILE (docs/fidelity.md) and compare with the phone.
+
+    Per table: n, time and energy MAPE, Kendall tau-b of the orderings (time, energy) and the
+    worst rows; for a table of ratios between runs (the ncnn benchmarks), each ratio's error.
+    """
+    from socsim.api import dump_json
+    from socsim.fidelity import DEFAULT_BATCHES, evaluate, load_measurements
+    from socsim.fidelity.render import console_tables, markdown
+
+    json_path, markdown_path = _stdout_alias(json_path), _stdout_alias(markdown_path)
+    _check_outputs(json=json_path, markdown=markdown_path)
+    _check_distinct(json=json_path, markdown=markdown_path)
+    if batches is not None and batches < 1:
+        raise InputError("must be at least 1", field="--batches", value=batches)
+    suite = load_measurements(file)
+    to_stdout = "-" in (json_path, markdown_path)
+    prog = _Progress(f"fidelity {Path(file).name}", enabled=not quiet and not to_stdout, unit="runs",
+                     waiting="simulating")
+    try:
+        report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog)
+    finally:
+        prog.close()
+    if json_path:
+        _write_atomic(json_path, dump_json(report))
+    if markdown_path:
+        _write_atomic(markdown_path, markdown(report), "--markdown")
+    if not quiet and not to_stdout:
+        for table in console_tables(report, all_rows):
+            out_console.print(table)
+        for note in report["notes"]:
+            out_console.print(escape(f"note: {note}"), soft_wrap=True)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

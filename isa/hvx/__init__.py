@@ -8,7 +8,8 @@ Public API:
     analyze(program, config) -> Timing       timing alone (control flow is static)
     TimingConfig, Timing
 """
-from .table import InstrSpec, list_instructions, spec
+from .table import InstrSpec, spec
+from .catalog import list_instructions
 from .program import Builder, Program, Packet, Loop, Instr, V, W, Q, R
 from .state import HvxState
 from .timing import Timing, TimingConfig, analyze

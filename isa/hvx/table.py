@@ -71,13 +71,3 @@ def spec(name: str) -> InstrSpec:
         return INSTRUCTIONS[name]
     except KeyError:
         raise KeyError(f"unknown HVX/scalar instruction {name!r}") from None
-
-
-def list_instructions() -> list:
-    """Every implemented instruction as a dict (name, intrinsic, syntax, family, resources, latency, source)."""
-    from . import ops  # noqa: F401  (registers everything)
-    return [
-        {"name": s.name, "intrinsic": s.intrinsic, "syntax": s.syntax, "family": s.family,
-         "resources": s.resources, "latency": s.latency, "source": s.source}
-        for s in sorted(INSTRUCTIONS.values(), key=lambda s: (s.family, s.name))
-    ]

@@ -178,7 +178,8 @@ def build_dwconv_tile(g: Geometry) -> Program:
     ox = b.buffer("X", g.nphase * win)
     ow_ = b.buffer("Wt", rup(4 * len(taps), 128))
     oy = b.buffer("Y", 4 * 128)
-    b.vd0(V(0)); b.vd0(V(1)); b.vd0(V(2)); b.vd0(V(3))
+    for v in range(4):
+        b.vd0(V(v))
     b.A2_tfrsi(R(2), ow_)
     for phase, shift in taps:
         b.A2_tfrsi(R(1), ox + phase * win + shift)

@@ -46,8 +46,14 @@ class KernelProfile:
                      self.macs, self.bytes_loaded, self.bytes_stored, self.tiles_emulated))
 
 
-KINDS = ("gemm", "conv2d", "dwconv2d", "conv2d_wgrad", "conv2d_dgrad", "requant_dynamic", "requant_static",
-         "maxpool", "relu", "reducemax")
+_CONV = ("batch", "cin", "h", "w", "cout", "kh", "kw", "stride", "pad")
+#: the op kinds with an emulated kernel and the shape parameters ``profile_op`` takes for each
+PARAMS: dict[str, tuple[str, ...]] = {
+    "gemm": ("m", "k", "n"), "conv2d": _CONV, "dwconv2d": ("batch", "c", "h", "w", "kh", "kw", "stride", "pad"),
+    "conv2d_wgrad": _CONV, "conv2d_dgrad": _CONV, "requant_dynamic": ("n",), "requant_static": ("n",),
+    "maxpool": ("batch", "c", "h", "w", "k", "stride"), "relu": ("n",), "reducemax": ("n",),
+}
+KINDS = tuple(PARAMS)
 
 
 def profile_op(kind: str, **params) -> KernelProfile:

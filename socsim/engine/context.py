@@ -22,15 +22,17 @@ from socsim.workload.ops import Op
 
 
 def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str,
-                file: str | None = None):
-    """Model zoo -> training graph -> precision translation; model errors become InputErrors."""
-    from socsim.workload.graph import training_graph
+                file: str | None = None, mode: str = "train"):
+    """Model zoo -> training graph -> precision translation (-> its forward pass alone, for
+    ``mode`` inference); model errors become InputErrors."""
+    from socsim.workload.graph import forward_only, training_graph
     from socsim.workload.model import ModelError
     from socsim.workload.precision import translate
     from socsim.workload.zoo import build_model
 
     try:
-        return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+        g = translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+        return forward_only(g) if mode == "inference" else g
     except ModelError as e:
         raise InputError(e.message, file=file, field=e.field, value=e.value) from None
 
@@ -61,7 +63,8 @@ class PlanContext:
         key = (precision or self.precision, batch or w.batch_size)
         g = self._graphs.get(key)
         if g is None:
-            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file)
+            g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file,
+                                                     w.mode)
         return g
 
     def precision_of(self, plan) -> str | None:

@@ -242,7 +242,7 @@ class Engine(PlanSwitching, Environment):
                 tpl = nxt
             cur = freqs
             end = self._budget_cut(t, tpl.duration_s - a)
-            b, energy = self.acct.account(t, tpl, plan, freqs, a, lambda caps: self._capped(request, caps) != cur,
+            b, energy = self.acct.account(t, tpl, plan, freqs, a, lambda caps, cur=cur: self._capped(request, caps) != cur,
                                           None if end is None else a + end)
             parts.append(Part(t, tpl, a, b, energy))
             if any(freqs[c] < request[c] for c in request):  # a cap holds a cluster below its request

@@ -1,7 +1,7 @@
 """A batch template: what one batch of a plan at one operating point does, recorded once.
 
 The engine walks the timeline of every distinct (plan, operating point, interference) once,
-keeps it as a template, and replays later identical batches from it in one event (DESIGN.md:
+keeps it as a template, and replays later identical batches from it in one event (docs/architecture.md:
 cost models and batches are memoised so 100k batches cost little more than one).  The template
 keeps what the accounting needs: segment boundaries, the dynamic power of every rail per
 segment (cumulative energy for fast window integration), memory in use, unit busy time

@@ -3,7 +3,7 @@
 The engine asks a unit's cost model for the cost of an op at a configuration and holds the unit
 for ``time_s``.  Time is compute cycles at the unit clock plus memory stall time that does not
 scale with the clock (DRAM bandwidth and latency), so DVFS behaves realistically for memory-bound
-ops (DESIGN.md, Timing).  Implementations are pure and memoised per (op signature, config).
+ops (docs/architecture.md, Timing, power and heat).  Implementations are pure and memoised per (op signature, config).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ shared L3/SLC; cache-hit latency overlaps with compute (out-of-order cores) and 
 overlaps with compute roofline-style (Williams et al., CACM 2009), with the channel shared by
 the threads (socsim.hw.dram), which also loses row-buffer locality to the threads' interleaved
 read and write streams; plane kernels pay a contended atomic per plane handed out.  Irregular
-data movement (transpose, weight_rotate, slice) is walked per element (IRREGULAR_*).
+data movement (transpose, weight_rotate, slice) is walked per element (the kind's ``cpu_walk``).
 time = compute cycles / f + the DRAM time left uncovered + synchronisation.
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
 from socsim.hw.cache.streams import op_macs
 from socsim.hw.memory import op_memory
 from socsim.spec.soc import Cluster, SocSpec
+from socsim.workload.opkinds import kinds_where, lookup
 from socsim.workload.ops import Op
 
 
@@ -78,35 +79,13 @@ THREAD_SYNC_S = 3e-6
 # a counter shared by the threads: one contended atomic per plane, i.e. a cache-line transfer
 # between cores through the DSU (~100 ns; assumption from the L3 hit latency plus snoop).
 ITEM_SYNC_S = 100e-9
-PLANE_KINDS = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd", "avgpool", "avgpool_bwd"}
 
-# Irregular data movement (pub:op_latency_ms_cpu_vs_dsp: Transpose, WeightRotate, Slice).  These
-# are permutations, not lane-wise maps, so the CPU walks them element by element (or in small
-# register tiles) instead of streaming 16-byte vectors:
-#   core cycles per element: scalar load + store + the index arithmetic of the walk (A77: one
-#     store port, so >= ~1 per element for a scalar loop); transpose uses 8x8 NEON register
-#     tiles (TRN1/TRN2, MNN's MNNTranspose), so less than one;
-#   strided side: the walk stores (or loads) at a stride of a row, so each access touches a
-#     line of which it uses one element (transpose: one 8-byte tile row; weight_rotate: one
-#     element, the kernel is written as [ci][co][kh][kw] from [co][ci][kh][kw] reversed; slice:
-#     the crop restarts every row) -- that line is an L1 miss served by L2 (TLB reach included),
-#     costed at L2 latency / MLP like other cache hits below L1.
-# Calibrated (micro level) so the DSP/CPU ratios at VGG-16 sizes (2 A77 threads vs the cDSP at
-# 500 MHz) fall in Table 3's 4-8x band (docs/validation.md "Irregular ops"); the paper gives no
-# tensor sizes, so only the ratios are fitted.
-# channel_shuffle (ShuffleNet's reshape (g, c/g) -> transpose -> flatten of the channels) is not
-# in Table 3 and not fitted: it is costed as a scalar walk, 1.0 cycle per element (a load and a
-# store per element, >= 1 cycle on the A77's single store port), with a strided fraction of 1.0,
-# as if every element's access on the strided side touched a new line.  Assumption, on the
-# pessimistic side: in NC4HW4 an output 4-channel pack gathers from g input plane streams (for
-# fp32 about one new line per 4 elements), and a plane-wise (NCHW) shuffle is a contiguous copy;
-# plausible 0.3-1.5 cycles per element and a fraction between 1/16 and 1.
-IRREGULAR_CYCLES_PER_ELEM = {"transpose": 0.85, "weight_rotate": 1.1, "slice": 3.0, "channel_shuffle": 1.0}
-# Fraction of the walk's element accesses that touch a new line on the strided side.
-IRREGULAR_STRIDED_FRACTION = {"transpose": 1 / 8, "weight_rotate": 1 / 9, "slice": 1 / 8, "channel_shuffle": 1.0}
+# Irregular data movement (transpose, weight_rotate, slice, channel_shuffle) is walked per
+# element: each such kind's (cycles per element, strided fraction) is its ``cpu_walk`` in the
+# op-kinds table (socsim.workload.opkinds, with the sources and the Table 3 calibration).
 
-GEMM_KINDS = {"conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm"}
-DW_KINDS = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad"}
+# Kinds costed as GEMMs (the others by their opkinds ``kernel``); sched.baselines scales them.
+GEMM_KINDS = kinds_where(kernel="gemm")
 
 
 def _elt_bytes(dtype: str) -> int:
@@ -153,7 +132,8 @@ BACKWARD_PHASES = ("error_grad", "weight_grad")
 
 def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
     """Core cycles for ``share`` of ``op`` on one core of ``cl``, data in L1."""
-    if op.kind in GEMM_KINDS:
+    kind = lookup(op.kind)
+    if kind.kernel == "gemm":
         slow = BACKWARD_KERNEL_SLOWDOWN if op.phase in BACKWARD_PHASES else 1.0
         if op.dtype == "int8":
             units = op_macs(op) / 16 * share                    # one SDOT = 16 MACs
@@ -163,20 +143,23 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
         units = op_macs(op) / 4 * share                         # one FMLA = 4 MACs
         per = max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
         return units * per * slow / cl.fp32_efficiency
-    if op.kind in DW_KINDS:
+    if kind.kernel == "depthwise":
         p = op.p
         taps = p.get("kh", 3) * p.get("kw", 3)
         outs = max(op_macs(op) // max(taps, 1), 1)
         mix = Mix(DW_MIX_PER_TAP.vec * taps, DW_MIX_PER_TAP.loads * taps, 1.0, DW_MIX_PER_TAP.other * taps)
         return outs / lanes(op.dtype) * share * unit_cycles(cl, mix)
-    if op.kind in IRREGULAR_CYCLES_PER_ELEM:
+    if kind.kernel == "irregular":
+        assert kind.cpu_walk is not None  # the table requires it of irregular kinds
+        per_elem, strided_fraction = kind.cpu_walk
         elems = max(op.bytes_written // _elt_bytes(op.dtype), op.flops, 1)
-        strided = IRREGULAR_STRIDED_FRACTION[op.kind] * cl.l2.hit_latency_cycles / _mlp(cl)
-        return elems * share * (IRREGULAR_CYCLES_PER_ELEM[op.kind] + strided)
+        strided = strided_fraction * cl.l2.hit_latency_cycles / _mlp(cl)
+        return elems * share * (per_elem + strided)
     # element-wise, reductions, pools
     elems = max(op.flops, op.out_bytes // _elt_bytes(op.dtype), op.bytes_written // _elt_bytes(op.dtype), 1)
-    ops_per = 2.0 if op.kind.endswith("_bwd") else 1.0
-    mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if op.kind in ("add",) or op.kind.endswith("_bwd") else 1),
+    bwd = kind.backward == "bwd"
+    ops_per = 2.0 if bwd else 1.0
+    mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if kind.combines or bwd else 1),
               ELT_MIX.stores, ELT_MIX.other)
     return elems / lanes(op.dtype) * share * unit_cycles(cl, mix)
 
@@ -295,7 +278,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
                         background_bps=cfg.bg_dram_gbs * 1e9, latency_ns=dram_lat_ns, clock_scale=ddr_scale)
     dram_s = mem.dram_bytes * share / sh.bandwidth_bps
     sync_s = THREAD_SYNC_S * (n - 1)
-    if n > 1 and op.kind in PLANE_KINDS:
+    if n > 1 and lookup(op.kind).is_plane:
         sync_s += ITEM_SYNC_S * mem.work_items / n
     if unc:
         # interval model: exposed cache-miss time and the DRAM time add to the compute

@@ -34,8 +34,9 @@ from socsim.hw import dram as dram_mod
 from socsim.hw import profile_store
 from socsim.hw.cache.streams import op_macs
 from socsim.hw.cost import DspConfig, OpCost, UnsupportedOp
-from socsim.hw.memory import CONV_LIKE, op_memory
+from socsim.hw.memory import op_memory
 from socsim.spec.soc import SocSpec
+from socsim.workload.opkinds import OpKind, lookup
 from socsim.workload.ops import Op
 
 # --- calibrated against pub:dsp_conv_latency_ms (Mandheling Table 4); see docs/validation.md.
@@ -53,62 +54,16 @@ DDR_ACCESS_NS = 210.0
 CALL_FIXED_S = 0.525e-3
 CALL_COPY_GBS = 1.65
 
-# HVX packets per 128-byte vector of output for element-wise kinds (one HVX ALU op per packet;
-# loads in slots 0/1, one store per packet; hw:hexagon.packet).  requant_static: 4 int32 input
-# vectors -> shift (4) + 2 packs per int8 output vector; requant_dynamic adds the reduce-max
-# pass (4 loads/vmax + clz) and the re-read: >= 2x static (pub:dynamic_rescale).
-# The other entries (analytic fallback only; the emulator costs relu, reducemax and the requants
-# when it is importable) are counts of packets per output vector under the packet rules of
-# isa/hvx/resources.py (one vector load per packet in slot 0/1, one store in slot 0, each taking
-# one of the four HVX units; ALU ops in any slot):
-#   relu 1.0: load + vmax with 0 + store fit one packet (derived).
-#   relu_bwd 2.0: two input vectors (gradient, activation) = two loads = two packets; the
-#     compare and the mux fit beside them (derived).
-#   add 1.5: assumption.  Two input loads would take two packets at one vector load per
-#     packet, so 1.5 sits below that bound; it corresponds to the reading of hw:hexagon.packet
-#     in which both slots 0/1 take an aligned load (1 packet) plus about half a packet for
-#     operand realignment/saturation.  Plausible 1-2.
-#   clip 1.0: load + vmin + vmax + store are four instructions on the four HVX units, one
-#     packet (derived; a full packet).
-#   reducemax 1.0: load + vmax into the running maximum per vector (derived); note the count
-#     below is per *output* vector, which for a reduction is nearly 0 (the emulated kernel,
-#     used whenever available, counts the input).
-#   concat 1.0: a copy, load + store per vector (derived, aligned; unaligned vmemu would add a
-#     packet).
-#   sgd_update 3.0: assumption: two input loads (weight, gradient; two packets) plus the
-#     shift of the gradient and the saturating subtract and store (about one more); plausible 2-4.
-# Kinds without an entry fall back to 2.0 packets (assumption: a two-input element-wise op,
-# bound by its two vector loads).
-ELTWISE_PACKETS = {
-    "relu": 1.0, "relu_bwd": 2.0, "add": 1.5, "clip": 1.0, "reducemax": 1.0, "concat": 1.0,
-    "requant_static": 6.0, "requant_dynamic": 13.0, "sgd_update": 3.0,
-}
-# Irregular data movement: v66 HVX has no gather/scatter, so these run as scalar byte loads and
-# stores on the hardware threads (cycles per element on one thread: a load, a store and address
-# arithmetic, ~1 packet each when dual-issued; transpose adds the index shuffle).  Their DRAM
-# traffic is costed like any other stream; pub:op_latency_ms_cpu_vs_dsp (Transpose 25 vs 3 ms,
-# WeightRotate 20 vs 4, Slice 17 vs 4) is reproduced in order and magnitude (several times
-# slower than the CPU), not per cell: the paper does not give the tensor sizes.
-# Per entry (assumptions; the scalar core issues up to two memory ops per packet in slots 0/1,
-# a load and a store together, and post-increment addressing folds the pointer update in):
-#   slice 1.0: a row-by-row contiguous copy, one load + store packet per element;
-#   weight_rotate 1.5: the same plus the reversed (kh, kw) index arithmetic, ~half a packet;
-#   transpose 2.0: load + store plus a second packet of index arithmetic for the permuted
-#     address;
-#   channel_shuffle 2.0: a transpose of the (g, c/g) channel grid, costed as transpose.
-# Plausible 1-3 cycles per element each; Table 3 checks transpose/weight_rotate/slice only in
-# order and magnitude (above), channel_shuffle not at all.
-SCALAR_CYCLES_PER_ELEM = {"transpose": 2.0, "weight_rotate": 1.5, "slice": 1.0, "channel_shuffle": 2.0}
+# Per-kind constants live in the op-kinds table (socsim.workload.opkinds, with their sources):
+# ``dsp`` (Hexagon NN has an integer kernel; V66 has no floating point, pub:hexagon_hvx.float_unit,
+# pub:op_latency_ms_cpu_vs_dsp.dsp_unsupported), ``dsp_packets`` (HVX packets per 128-byte output
+# vector of an element-wise kind, analytic fallback) and ``dsp_walk`` (scalar cycles per element
+# of an irregular kind: v66 HVX has no gather/scatter).
 
-SUPPORTED = (CONV_LIKE | {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd",
-                          "avgpool", "avgpool_bwd"} | set(ELTWISE_PACKETS) | set(SCALAR_CYCLES_PER_ELEM))
-# Floating point and the ops built on it have no HVX v66 implementation (pub:hexagon_hvx.float_unit,
-# pub:op_latency_ms_cpu_vs_dsp.dsp_unsupported).
-FLOAT_ONLY = {"batchnorm", "batchnorm_bwd", "quantize", "dequantize", "softmax", "softmax_bwd", "layernorm",
-              "layernorm_bwd", "gelu", "gelu_bwd", "softmax_ce", "softmax_ce_bwd", "embedding",
-              "embedding_bwd", "lac", "lac_bwd", "sqrt", "round"}
-PADDED_KINDS = CONV_LIKE | {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd",
-                            "avgpool", "avgpool_bwd"}
+
+def _padded(kind: OpKind) -> bool:
+    """Hexagon NN lays out (and pads) the batch of conv-like and plane kernels."""
+    return kind.kernel in ("gemm", "depthwise", "pool")
 
 
 def padded_batch(batch: int, pad_to: int, enabled: bool = True) -> int:
@@ -131,21 +86,28 @@ def analytic_hvx_cycles(op: Op, macs: int, contexts: int, threads: int, macs_per
     # one sign-extend and two vmpyh accumulates), assumed to reach half the dense rate.  The
     # emulated kernel, used whenever available, measures lower: ~21 MACs/cycle per context for
     # a 3x3, 32-channel, 32x32 dwconv2d (isa.kernels.costing.profile_op) vs 128 x 0.8 x 0.5 = 51.
-    if op.kind in CONV_LIKE or op.kind.startswith("dwconv"):
-        rate = macs_per_cycle * HVX_CONV_EFFICIENCY * (0.5 if op.kind.startswith("dwconv") else 1.0)
+    kind = lookup(op.kind)
+    if kind.is_mac:
+        rate = macs_per_cycle * HVX_CONV_EFFICIENCY * (0.5 if kind.kernel == "depthwise" else 1.0)
         return macs / (rate * contexts)
-    if op.kind in SCALAR_CYCLES_PER_ELEM:
+    if kind.kernel == "irregular":
+        if kind.dsp_walk is None:
+            raise UnsupportedOp(f"the DSP model has no scalar walk for {op.kind}")
         elems = max(op.bytes_written // _elt(op.dtype), op.flops, 1)
-        return elems * SCALAR_CYCLES_PER_ELEM[op.kind] / threads
-    if op.kind.startswith(("maxpool", "avgpool")):
+        return elems * kind.dsp_walk / threads
+    if kind.kernel == "pool":
         p = op.p
         out = max(op.bytes_written, 1)
         # per output vector: k*k input vectors, each one load packet with its vmax, plus one
         # packet for the store (assumption from the packet rules above; ignores the phase
         # split of stride 2 and unaligned window loads)
         return out / 128 * (p.get("k", 2) ** 2 + 1) / contexts
-    vectors = max(op.bytes_written, op.bytes_read // 4 if op.kind.startswith("requant") else 0, 1) / 128
-    return vectors * ELTWISE_PACKETS.get(op.kind, 2.0) / contexts
+    if kind.dsp_packets is None:
+        raise UnsupportedOp(f"the DSP model has no HVX packet count for {op.kind}")
+    # a requantisation is sized by its int32 input (4 bytes per int8 output element)
+    requant = kind.reads_int32 and not kind.reduces
+    vectors = max(op.bytes_written, op.bytes_read // 4 if requant else 0, 1) / 128
+    return vectors * kind.dsp_packets / contexts
 
 
 def _emulated_cycles(op: Op, batch: int, contexts: int) -> float | None:
@@ -154,21 +116,17 @@ def _emulated_cycles(op: Op, batch: int, contexts: int) -> float | None:
         import isa.kernels.costing  # noqa: F401, PLC0415 - optional, built in parallel
     except Exception:  # the emulator is optional: the analytic model stands in
         return None
+    from isa.kernels.costing import PARAMS  # noqa: PLC0415 - importable: checked above
+
     p = dict(op.p)
     if "batch" in p:
         p["batch"] = batch
-    if op.kind.startswith("dwconv") and "c" not in p:
+    if lookup(op.kind).kernel == "depthwise" and "c" not in p:
         p["c"] = p.get("cin")
-    keys = {"gemm": ("m", "k", "n"),
-            "conv2d": ("batch", "cin", "h", "w", "cout", "kh", "kw", "stride", "pad"),
-            "conv2d_wgrad": ("batch", "cin", "h", "w", "cout", "kh", "kw", "stride", "pad"),
-            "conv2d_dgrad": ("batch", "cin", "h", "w", "cout", "kh", "kw", "stride", "pad"),
-            "dwconv2d": ("batch", "c", "h", "w", "kh", "kw", "stride", "pad"),
-            "requant_dynamic": ("n",), "requant_static": ("n",), "relu": ("n",), "reducemax": ("n",),
-            "maxpool": ("batch", "c", "h", "w", "k", "stride")}
-    if op.kind not in keys or any(k not in p for k in keys[op.kind]):
+    keys = PARAMS.get(op.kind)  # the emulator's kernels, by kind (others: the analytic model)
+    if keys is None or any(k not in p for k in keys):
         return None
-    cycles = _hvx_cycles(op.kind, tuple((k, int(p[k])) for k in keys[op.kind]))
+    cycles = _hvx_cycles(op.kind, tuple((k, int(p[k])) for k in keys))
     return None if cycles is None else float(cycles) / contexts
 
 
@@ -199,7 +157,7 @@ def dsp_supports(soc: SocSpec, op: Op) -> bool:
         return False
     if op.dtype not in ("int8", "int32") and not soc.dsp.has_float:
         return False
-    return op.kind in SUPPORTED and op.kind not in FLOAT_ONLY
+    return lookup(op.kind).dsp
 
 
 class DspCostModel:
@@ -230,7 +188,7 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     dsp = soc.dsp
     ctx = dsp.hvx_contexts
     b = op.batch
-    pb = padded_batch(b, dsp.batch_pad_to, cfg.batch_padding) if op.kind in PADDED_KINDS and "batch" in op.p else b
+    pb = padded_batch(b, dsp.batch_pad_to, cfg.batch_padding) if _padded(lookup(op.kind)) and "batch" in op.p else b
     macs = op_macs(op) * pb // max(b, 1)
     emu = _emulated_cycles(op, pb, ctx) if use_emulator else None
     cycles = emu if emu is not None else analytic_hvx_cycles(op, macs, ctx, dsp.hardware_threads,
@@ -267,7 +225,8 @@ def _real_tensor_bytes(op: Op) -> int:
     if op.bytes_read or op.bytes_written:
         return int(op.bytes_read + op.bytes_written)
     p = op.p
-    if op.kind in CONV_LIKE and op.kind != "gemm":
+    kind = lookup(op.kind)
+    if kind.kernel == "gemm" and kind.shape == "conv":
         oh = p.get("oh", p["h"])
         ow = p.get("ow", p["w"])
         return p["batch"] * (p["cin"] * p["h"] * p["w"] + 4 * p["cout"] * oh * ow)

@@ -15,6 +15,7 @@ from socsim.hw import dram as dram_mod
 from socsim.hw.cost import GpuConfig, OpCost, UnsupportedOp
 from socsim.spec.soc import SocSpec
 from socsim.workload.costs import elems
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
 # Parallel work (independent output elements) of one kernel that keeps every shader core of an
@@ -66,7 +67,8 @@ MIN_UTILISATION = 0.05
 #   input by dY element-wise (batch x C x OH x OW work-items) and sums with grouped reductions,
 #   so the parallel work is the forward output's element count;
 # - element-wise, pooling, normalisation and update kernels: one work-item per output element.
-_DW_PARALLEL = frozenset({"conv2d_wgrad"})
+# Which case an op is follows from its kind's traits (socsim.workload.opkinds: shape, backward,
+# kernel).
 
 
 def parallel_work(op: Op) -> int:
@@ -76,20 +78,20 @@ def parallel_work(op: Op) -> int:
     kernel slowed by a framework's efficiency factor (more MACs) keeps its parallelism.
     """
     p = op.p
-    k = op.kind
+    kind = lookup(op.kind)
     b = p.get("batch", 1)
-    if k in ("conv2d", "dwconv2d", "dwconv2d_wgrad"):
-        return b * p["cout"] * p["oh"] * p["ow"]
-    if k in ("conv2d_dgrad", "dwconv2d_dgrad"):
-        return b * p["cin"] * p["h"] * p["w"]
-    if k in _DW_PARALLEL:
-        return p["cout"] * (p["cin"] // p["groups"]) * p["kh"] * p["kw"]
-    if k == "gemm":  # the weight gradient's output is dW: m = out features, n = in features
+    if kind.shape == "conv":
+        if kind.backward == "dgrad":  # the input-shaped error gradient
+            return b * p["cin"] * p["h"] * p["w"]
+        if kind.backward == "wgrad" and kind.kernel == "gemm":  # dW, reduction inside each item
+            return p["cout"] * (p["cin"] // p["groups"]) * p["kh"] * p["kw"]
+        return b * p["cout"] * p["oh"] * p["ow"]  # forward, depthwise weight gradient
+    if kind.shape == "gemm":  # the weight gradient's output is dW: m = out features, n = in features
         return p["count"] * p["m"] * p["n"]
-    if k in ("maxpool", "avgpool"):
+    if kind.shape == "pool":
+        if kind.backward == "bwd":
+            return b * p["c"] * p["h"] * p["w"]
         return b * p["c"] * p["oh"] * p["ow"]
-    if k in ("maxpool_bwd", "avgpool_bwd"):
-        return b * p["c"] * p["h"] * p["w"]
     if "n" in p:  # element-wise, normalisation, loss, update: n elements
         return p["n"]
     return max(1, elems(op, "write"))
@@ -148,6 +150,7 @@ def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK
     """Cost of ``op`` on the SoC's GPU at ``freq_mhz`` while other masters take ``bg_dram_gbs``
     of DRAM bandwidth (``fill_work`` is for calibration)."""
     gpu = soc.gpu
+    lookup(op.kind)  # an unknown kind is an error here too, even for an op with no arithmetic
     if op.dtype not in ("fp32", "fp16"):
         raise UnsupportedOp(f"{gpu.name} model runs fp32/fp16 kernels, not {op.dtype} ({op.kind})")
     flops = 2 * op.macs + op.flops

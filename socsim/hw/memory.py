@@ -13,15 +13,15 @@ runs (:mod:`socsim.hw.profile_store`, an on-disk store; identical results, docs/
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
 from socsim.hw import profile_store
+from socsim.hw.memprofile import MemProfile
 from socsim.hw.cache import streams as st
 from socsim.spec.soc import SocSpec
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
 # Numerical method parameters of the sampler (not hardware constants): they trade simulation
@@ -33,51 +33,25 @@ DEFAULT_BUDGET = 400_000
 # a choice: one cold step and at least two warm ones).
 MIN_SEGMENTS = 3
 
-CONV_LIKE = {"conv2d", "conv2d_dgrad", "conv2d_wgrad", "gemm"}
-PLANE_LIKE = {"dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad", "maxpool", "maxpool_bwd", "avgpool", "avgpool_bwd"}
-
-
-@dataclass(frozen=True, slots=True)
-class MemProfile:
-    """Cache and DRAM behaviour of one op (whole op, after extrapolation)."""
-
-    levels: tuple[LevelStats, ...]
-    dram_read_bytes: int
-    dram_write_bytes: int
-    scratch_accesses: int
-    footprint_bytes: int
-    simulated_fraction: float       # fraction of the op's outer-loop steps actually simulated
-    line_bytes: int
-    dram_clean_bytes: int = 0       # of dram_write_bytes: dirty lines cleaned at the op's end
-    work_items: int = 0             # outer-loop items dealt to the threads (steps x threads)
-
-    @property
-    def dram_bytes(self) -> int:
-        return self.dram_read_bytes + self.dram_write_bytes
-
-    def hit_rates(self) -> dict[str, float]:
-        return {lv.name: lv.hit_rate for lv in self.levels}
-
-    def level(self, name: str) -> LevelStats:
-        for lv in self.levels:
-            if lv.name == name:
-                return lv
-        raise KeyError(name)
+# Which stream plan an op gets follows its kind's ``kernel`` (socsim.workload.opkinds): GEMM-like
+# kernels the conv plans, depthwise and pooling kernels the plane plans, the rest element-wise.
+ELTWISE = "eltwise"  # the stream key of every element-wise op (see _stream_key)
 
 
 def plan_for(op: Op, unit: str, threads: int, batch: int | None = None, vtcm_bytes: int = 0,
              line: int = 64) -> st.StreamPlan:
     """The stream plan of ``op``'s kernel on ``unit`` ('cpu' or 'dsp')."""
+    kind = lookup(op.kind)
     if unit == "dsp":
         b = batch if batch is not None else op.batch
-        if op.kind in CONV_LIKE:
+        if kind.kernel == "gemm":
             return st.dsp_conv_plan(op, threads, b, line, vtcm_bytes)
-        if op.kind in PLANE_LIKE:
+        if kind.is_plane:
             return st.dsp_plane_plan(op, threads, b, line)
         return st.eltwise_plan(op, threads, line)
-    if op.kind in CONV_LIKE:
+    if kind.kernel == "gemm":
         return st.cpu_conv_plan(op, threads, line)
-    if op.kind in PLANE_LIKE:
+    if kind.is_plane:
         return st.cpu_plane_plan(op, threads, line)
     return st.eltwise_plan(op, threads, line)
 
@@ -154,22 +128,27 @@ def _stream_key(op: Op) -> tuple:
     """What an op's stream depends on besides its byte counts: element-wise streams only on the
     bytes and the number of passes, so a relu, a transpose and an SGD step of one size share a
     profile (memoised on this + hierarchy geometry + threads; frequency plays no part)."""
-    if op.kind in CONV_LIKE or op.kind in PLANE_LIKE:
+    kind = lookup(op.kind)
+    if kind.kernel == "gemm" or kind.is_plane:
         return op.kind, op.dtype, op.params
-    return ("requant_dynamic" if op.kind == "requant_dynamic" else "eltwise"), "", ()
+    return ELTWISE, "", (("passes", kind.passes),)
 
 
-def _op(kind, dtype, params, rd, wr) -> Op:
-    return Op(name="_mem", kind=kind, phase="forward", layer="_mem", dtype=dtype, params=params,
-              bytes_read=rd, bytes_written=wr)
+def _plan_of(kind: str, dtype: str, params: tuple, rd: int, wr: int, unit: str, threads: int,
+             **kw) -> st.StreamPlan:
+    """The stream plan of a stream key (:func:`_stream_key`) with its byte counts."""
+    if kind == ELTWISE:
+        return st.eltwise_stream(rd, wr, threads, kw.get("line", 64), dict(params)["passes"])
+    op = Op(name="_mem", kind=kind, phase="forward", layer="_mem", dtype=dtype, params=params,
+            bytes_read=rd, bytes_written=wr)
+    return plan_for(op, unit, threads, **kw)
 
 
 @profile_store.memoised("memprofiles", profile_store.encode, profile_store.decode)
 def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile:
-    op = _op(kind, dtype, params, rd, wr)
     threads = len(priv)
     line = priv[0][0].line_bytes
-    plan = plan_for(op, "cpu", threads, line=line)
+    plan = _plan_of(kind, dtype, params, rd, wr, "cpu", threads, line=line)
     hier = Hierarchy(private=priv[0], shared=shared, threads=threads, stream_line_bytes=line,
                      per_thread_private=priv)
     stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget)
@@ -180,8 +159,8 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
 
 @profile_store.memoised("memprofiles", profile_store.encode, profile_store.decode)
 def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, budget) -> MemProfile:
-    op = _op(kind, dtype, params, rd, wr)
-    plan = plan_for(op, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes, line=l2.line_bytes)
+    plan = _plan_of(kind, dtype, params, rd, wr, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes,
+                    line=l2.line_bytes)
     hier = Hierarchy(private=(), shared=(l2,), threads=contexts, stream_line_bytes=l2.line_bytes,
                      scratch=plan.scratch)
     # the op's output leaves the DSP (to the next op or back to the CPU): clean dirty lines

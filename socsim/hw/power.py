@@ -23,33 +23,16 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from socsim.spec.soc import Cluster, Dram, Dsp, Gpu, Opp, Platform, SocSpec
+# the rail names live with the spec (its thermal block checks them) and are re-exported here
+from socsim.spec.soc import (RAIL_CDSP, RAIL_DRAM, RAIL_GPU, RAIL_PLATFORM, Cluster, Dram, Dsp, Gpu, Opp,  # noqa: F401
+                             Platform, SocSpec, cpu_rail, rail_names)
 
-RAIL_CDSP = "cdsp"
-RAIL_GPU = "gpu"
-RAIL_DRAM = "dram"
-RAIL_PLATFORM = "platform"
 REFERENCE_TEMP_C = 25.0
 # Subthreshold leakage roughly doubles every 20-30 C (Liao, He, Lepak, IEEE TCAD 24(7) 2005;
 # HotLeakage), the figure the specs' thermal.leakage_doubling_c cite; 25 C is the midpoint.
 DEFAULT_LEAKAGE_DOUBLING_C = 25.0
 
 FloatOrArray = float | np.ndarray
-
-
-def cpu_rail(cluster_name: str) -> str:
-    """Rail name of a CPU cluster (``cpu.<cluster>``; Pixel's S4M_VDD_CPUCL0 maps to cpu.little)."""
-    return f"cpu.{cluster_name}"
-
-
-def rail_names(soc: SocSpec) -> tuple[str, ...]:
-    """All rails of a SoC in a fixed order: CPU clusters, cdsp, gpu (if present), dram, platform."""
-    rails = [cpu_rail(c.name) for c in soc.cpu.clusters]
-    if soc.dsp is not None:
-        rails.append(RAIL_CDSP)
-    if soc.gpu is not None:
-        rails.append(RAIL_GPU)
-    return (*rails, RAIL_DRAM, RAIL_PLATFORM)
 
 
 def voltage_v(opps: list[Opp], freq_mhz: ArrayLike) -> FloatOrArray:

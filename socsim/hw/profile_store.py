@@ -33,6 +33,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from socsim.hw.cache.hierarchy import LevelStats
+from socsim.hw.memprofile import MemProfile
 
 # Seconds an SQLite call waits for another process's write lock (parallel test workers, a
 # sweep's workers) before giving up on the store for this process.
@@ -44,8 +45,10 @@ _ROOT = _HW.parent.parent
 
 def _sources_mem() -> list[Path]:
     """The code a memory profile depends on: the cache simulator, the stream plans, the sampler,
-    the op description (and this file's codec)."""
-    return sorted((_HW / "cache").glob("*.py")) + [_HW / "memory.py", _HW.parent / "workload" / "ops.py"]
+    the op description and the op-kinds table the plans read (and this file's codec)."""
+    return sorted((_HW / "cache").glob("*.py")) + [_HW / "memory.py", _HW / "memprofile.py",
+                                                   _HW.parent / "workload" / "ops.py",
+                                                   _HW.parent / "workload" / "opkinds.py"]
 
 
 def _sources_hvx() -> list[Path]:
@@ -198,9 +201,7 @@ def encode(profile) -> str:
     return json.dumps(d, sort_keys=True)
 
 
-def decode(text: str):
-    from socsim.hw.memory import MemProfile
-
+def decode(text: str) -> MemProfile:
     d = json.loads(text)
     levels = tuple(LevelStats(row[0], **dict(zip(_LEVEL_COUNTS, row[1:], strict=True))) for row in d.pop("levels"))
     return MemProfile(levels=levels, **d)

@@ -148,7 +148,8 @@ def summary_table(s: dict[str, Any], deterministic: bool | None = None) -> Table
     t.add_column("value")
     pb = s["per_batch"]
     e = s["energy_j"]
-    t.add_row("batches", f"{s['batches']}  (batch size {s.get('batch_size', '?')}, {s.get('precision', '')})")
+    mode = ", inference" if s.get("mode") == "inference" else ""
+    t.add_row("batches", f"{s['batches']}  (batch size {s.get('batch_size', '?')}, {s.get('precision', '')}{mode})")
     stop = (s.get("engine") or {}).get("stop_reason")
     if stop:
         t.add_row("stopped early", escape(f"after {_plural(s['batches'], 'batch', 'batches')}: "

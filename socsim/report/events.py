@@ -25,7 +25,7 @@ Files in a run directory:
                     (docs/modeling.md, Sampled counters)
 ``batches.csv``     one row per batch: batch,start_s,time_s,energy_j,plan (a config switch
                     the batch paid before its ops included: the rows add up to the run)
-``summary.json``    the summary (DESIGN.md, Contracts)
+``summary.json``    the summary (docs/architecture.md, Contracts)
 """
 from __future__ import annotations
 

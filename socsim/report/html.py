@@ -93,7 +93,7 @@ def scan_ops(run_dir: Path, batch: int | None) -> tuple[dict[int, list[float]], 
             reader = csv.reader(f)
             try:
                 next(reader, None)
-                for track, name, kind, b, phase, start_s, dur_s in reader:
+                for track, name, _kind, b, phase, start_s, dur_s in reader:
                     bi, t0, dur = int(b), float(start_s), float(dur_s)
                     e = extents.get(bi)
                     if e is None:
@@ -236,7 +236,7 @@ def _timeline_chart(slices: list, batch: int | None) -> Figure | None:
 # ---------------------------------------------------------------- page
 
 def _flatten(d: dict, prefix: str = "") -> Iterable[tuple[str, Any]]:
-    """(dotted key, value) of every non-dict value; the DESIGN.md summary keys come first at
+    """(dotted key, value) of every non-dict value; the docs/architecture.md summary keys come first at
     the top level, then any others in file order."""
     keys = list(d)
     if not prefix:

@@ -1,4 +1,4 @@
-"""The summary JSON of a run (DESIGN.md, Contracts: keys are never renamed, only added)."""
+"""The summary JSON of a run (docs/architecture.md, Contracts: keys are never renamed, only added)."""
 from __future__ import annotations
 
 from typing import Any
@@ -76,6 +76,8 @@ def build_summary(soc, workload, scheduler, engine, stats, deterministic: bool =
         "batch_size": workload.batch_size,
         "batches": stats.batches,
         "batches_planned": workload.total_batches,
+        # a forward pass alone (mode: inference); a training run's summary has no "mode"
+        **({"mode": "inference"} if getattr(workload, "mode", "train") == "inference" else {}),
         "sim_time_s": _r(stats.sim_time_s),
         "per_batch": {
             "time_s": _r(stats.batch_time_sum_s / n),

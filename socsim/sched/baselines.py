@@ -7,7 +7,7 @@ tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter 
              batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
 mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once; its gradient
              convolutions are MNN's backend-independent decomposition (see MNN_GPU_*).
-pytorch      PyTorch: FP32 with as many threads as big cores (SEEDS.md 3), whatever the
+pytorch      PyTorch: FP32 with as many threads as big cores (docs/seeds.md 3), whatever the
              workload's cpu.cores; eager autograd pays a dispatch cost per op every batch, and
              grouped convolutions run as a loop over groups (see PyTorchRun).
 
@@ -27,6 +27,7 @@ from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
 from socsim.workload import memory
 from socsim.workload.costs import BYTES
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
 # TFLite re-prepares its interpreter (tensor allocation, op Prepare()) every training batch:
@@ -55,7 +56,7 @@ TFLITE_EFFICIENCY = {"forward": 0.85, "error_grad": 0.85, "weight_grad": 0.6, "u
 # the Swan comparison depends on them.
 PYTORCH_DISPATCH_S_PER_OP = 30e-6
 PYTORCH_EFFICIENCY = {"forward": 0.9, "error_grad": 0.75, "weight_grad": 0.75, "update": 1.0}
-# The PyTorch release modelled.  SEEDS.md 3 names none; Swan's own set-up points to 1.8: an
+# The PyTorch release modelled.  docs/seeds.md 3 names none; Swan's own set-up points to 1.8: an
 # Ubuntu proot distro in Termux whose Python dependencies come from PyTorch's 1.8 LTS wheel index,
 # torch then replaced by a build from source (github.com/SymbioticLab/FedScale, the Swan authors'
 # lab: fedscale/edge/termux/README.md, "Install Ubuntu proot-distro for Swan", and
@@ -167,7 +168,7 @@ class PyTorchRun:
             self.peak_memory_bytes = scaled.peak_memory_bytes
             self.live_bytes = scaled.live_bytes
             return
-        dgrad_of = {op.layer: op for op in scaled.ops if op.kind.endswith("_dgrad")}
+        dgrad_of = {op.layer: op for op in scaled.ops if lookup(op.kind).backward == "dgrad"}
         extra = {dgrad_of[c.layer].name: group_grad_sum(c, dgrad_of[c.layer]) for c in convs if c.layer in dgrad_of}
         ops: list[Op] = []
         for op in scaled.ops:
@@ -183,6 +184,8 @@ class PyTorchRun:
 
 class _CpuBaseline(BaseScheduler):
     Options = CpuOptions
+    #: the workload modes it runs: a framework's kernels serve a forward pass alone as well
+    modes: tuple[str, ...] = ("train", "inference")
     framework = ""
     default_cores = "big4"
 
@@ -226,6 +229,7 @@ class Octo(_CpuBaseline):
     name = "octo"
     precision = "octo"
     description = "Octo: INT8 training with loss-aware compensation on CPU NEON (ATC '21)"
+    modes = ("train",)   # its compensation is a training algorithm
 
 
 class TfliteFp32(_CpuBaseline):
@@ -284,6 +288,7 @@ class MnnFp32Gpu(BaseScheduler):
     precision = "fp32"
     description = "MNN FP32 training on the GPU (OpenCL), every op on the GPU"
     Options = GpuOptions
+    modes = ("train", "inference")
 
     def plan(self, ctx) -> Plan:
         if ctx.soc.gpu is None:

@@ -1,10 +1,10 @@
 """The dynamic programmes of the seed schedulers, each beside a brute-force reference.
 
 * :func:`co_schedule` -- Mandheling's CPU-DSP co-scheduling over the operators of one batch
-  (SEEDS.md 1, technique 1): per-op latencies on the CPU and on the DSP (``inf`` where the DSP
+  (docs/seeds.md 1, technique 1): per-op latencies on the CPU and on the DSP (``inf`` where the DSP
   cannot run the op) and a CPU<->DSP switch cost, minimise the batch time; backtrack for the
   placement.  :func:`co_schedule_brute` enumerates every placement.
-* :func:`min_energy_sequence` -- Min-Energy's DP over batches (SEEDS.md 4): choose a CPU
+* :func:`min_energy_sequence` -- Min-Energy's DP over batches (docs/seeds.md 4): choose a CPU
   configuration per batch minimising total energy subject to total time <= theta_t, with a
   time and energy cost for switching configuration between adjacent batches; sets of
   (combination, T, E) triples, extension, pruning T > theta_t, dominance removal.
@@ -54,7 +54,7 @@ class Placement:
 
 def co_schedule(l_cpu: Sequence[float], l_dsp: Sequence[float], switch: SwitchCost,
                 start: str | None = None) -> Placement:
-    """Mandheling's co-scheduling DP (SEEDS.md 1)::
+    """Mandheling's co-scheduling DP (docs/seeds.md 1)::
 
         T[i+1,CPU] = min(T[i,CPU] + Lcpu[i+1], T[i,DSP] + Lcpu[i+1] + Lswitch)
         T[i+1,DSP] = min(T[i,CPU] + Ldsp[i+1] + Lswitch, T[i,DSP] + Ldsp[i+1])
@@ -171,7 +171,7 @@ def min_energy_sequence(time_s: Sequence[Sequence[float]], energy_j: Sequence[Se
                         theta_t: float, sw_time: Callable[[int, int], float] | float = 0.0,
                         sw_energy: Callable[[int, int], float] | float = 0.0,
                         max_front: int | None = None) -> Sequencing | None:
-    """Min-Energy's DP over batches (SEEDS.md 4).
+    """Min-Energy's DP over batches (docs/seeds.md 4).
 
     ``time_s[i][c]``/``energy_j[i][c]``: batch ``i`` in configuration ``c``.  ``sw_time(a, b)``
     and ``sw_energy(a, b)``: switching from ``a`` to ``b`` between adjacent batches.  S(i) holds

@@ -1,4 +1,4 @@
-"""Sage's graph optimisations of the unified forward+backward training graph (SEEDS.md section 2).
+"""Sage's graph optimisations of the unified forward+backward training graph (docs/seeds.md section 2).
 
 Two passes over an op list in execution order, both pure functions of the ops:
 
@@ -17,7 +17,8 @@ Two passes over an op list in execution order, both pure functions of the ops:
   an op outside the kernel reads later stays materialised; the others never reach memory, which
   removes their write, their re-read and their allocation, and one kernel launch per member.
 
-Unknown op kinds are treated as opaque, so a new op never fuses by accident.
+Each op kind declares its class and whether it is recomputable in socsim.workload.opkinds
+(``fusion``, ``recompute``); an unknown kind is an error.
 """
 from __future__ import annotations
 
@@ -25,36 +26,23 @@ from dataclasses import dataclass, replace
 
 from socsim.workload.costs import is_persistent
 from socsim.workload.memory import INPUT, mark_saved
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
-#: element-wise and injective (layout-only) ops: "symmetrical" in Sage's terms
-SYMMETRICAL = frozenset({
-    "relu", "relu_bwd", "gelu", "gelu_bwd", "add", "concat", "channel_shuffle", "transpose",
-    "slice", "softmax_ce_bwd", "sgd_update", "requant_static", "requant_dynamic", "quantize",
-    "dequantize", "clip", "lac", "lac_bwd", "shift", "mul", "scale",
-})
-#: opaque ops: data-dependent access patterns, never fused
-OPAQUE = frozenset({"embedding", "embedding_bwd", "sort", "argmax", "topk", "gather", "scatter"})
-#: asymmetrical ops: the anchors of a fused kernel (at most one per kernel)
-ASYMMETRICAL_PREFIXES = ("conv2d", "dwconv2d", "gemm", "maxpool", "avgpool", "batchnorm",
-                         "layernorm", "softmax", "reducemax", "matmul", "deconv")
-
-#: element-wise for subgraph reduction: BN applied with its saved statistics (scale + shift)
-RECOMPUTABLE = SYMMETRICAL | {"batchnorm"}
 #: operations per element when recomputing BN from its saved statistics: (x - mean) * inv_std,
 #: then gamma * . + beta
 BN_APPLY_FLOPS_PER_ELEM = 4
 
 
 def op_class(op: Op) -> str:
-    """'sym', 'asym' or 'opaque' (Sage's three classes of operators)."""
-    if op.kind in SYMMETRICAL:
-        return "sym"
-    if op.kind in OPAQUE:
-        return "opaque"
-    if op.kind.startswith(ASYMMETRICAL_PREFIXES):
-        return "asym"
-    return "opaque"
+    """'sym', 'asym' or 'opaque' (Sage's three classes of operators: the kind's ``fusion``)."""
+    return lookup(op.kind).fusion
+
+
+def _recomputable(op: Op) -> bool:
+    """Element-wise for subgraph reduction: symmetrical ops, and BN applied with its saved
+    statistics (scale + shift): the kind's ``recompute``."""
+    return lookup(op.kind).recompute != ""
 
 
 # ------------------------------------------------------------------------- subgraph reduction
@@ -66,7 +54,7 @@ class ReductionStats:
 
 
 def _recompute_flops(op: Op) -> int:
-    if op.kind == "batchnorm":
+    if lookup(op.kind).recompute == "apply":
         return BN_APPLY_FLOPS_PER_ELEM * op.out_bytes // 4
     return op.flops
 
@@ -97,7 +85,7 @@ def reduce_subgraphs(ops: tuple[Op, ...], kw: int = 5, kh: int = 5) -> tuple[tup
         if i is None or depth >= kh:
             return False
         op = ops[i]
-        if op.phase != "forward" or op.kind not in RECOMPUTABLE or is_persistent(op):
+        if op.phase != "forward" or not _recomputable(op) or is_persistent(op):
             return False
         for s in op.inputs:
             if not chain(s, depth + 1, leaves, nodes):
@@ -108,7 +96,7 @@ def reduce_subgraphs(ops: tuple[Op, ...], kw: int = 5, kh: int = 5) -> tuple[tup
 
     plans: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
     for op in ops:
-        if op.phase != "forward" or op.name not in stored or op.kind not in RECOMPUTABLE:
+        if op.phase != "forward" or op.name not in stored or not _recomputable(op):
             continue
         if fwd_readers.get(op.name, 0) == 0 or is_persistent(op):
             continue  # single (backward-only) consumer: nothing to gain

@@ -1,6 +1,6 @@
 """Mandheling: mixed-precision (NITI INT8) training offloaded to the Hexagon DSP (MobiCom '22).
 
-Four techniques, each switchable for the ablation (SEEDS.md 1):
+Four techniques, each switchable for the ablation (docs/seeds.md 1):
 
 1. CPU-DSP co-scheduling: per-op latencies profiled on the CPU (2 big cores) and the DSP, a
    FastRPC switch cost per boundary, and the DP of :func:`socsim.sched.dp.co_schedule` places
@@ -32,13 +32,13 @@ from socsim.sched.profiling import governed_freqs, latencies, switch_costs
 from socsim.workload.costs import OpFactory, elems, is_persistent
 from socsim.workload.niti import static_rescale
 from socsim.workload.niti_train import niti_scale_trace
+from socsim.workload.opkinds import kinds_where
 from socsim.workload.ops import Op
 
 MB = 1 << 20
 # ops that are batch-parallel on the DSP and can run as micro-batches; weight gradients then
 # need their int32 partial sums added (Mandheling 3.5)
-SPLIT_KINDS = ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d", "dwconv2d_dgrad",
-               "dwconv2d_wgrad", "gemm")
+SPLIT_KINDS = kinds_where(is_mac=True)
 
 
 class MandhelingOptions(BaseModel):
@@ -50,7 +50,7 @@ class MandhelingOptions(BaseModel):
     subgraph_reuse: bool = Field(True, description="reuse prepared DSP subgraphs across batches")
     cpu_cores: str | list[int] = Field("big2", description="cores of the CPU part (2 big cores by default)")
     dsp_memory_budget_mb: float | None = Field(None, gt=0, description="DSP memory for prepared subgraphs; default: the SoC's dsp.memory_budget_mb")
-    # Defaults below, sources: SEEDS.md 1 names K and the "well above" test but gives no
+    # Defaults below, sources: docs/seeds.md 1 names K and the "well above" test but gives no
     # values.  rescale_window 8: assumption (enough rescaled batches to estimate a
     # change frequency of one per 10-60 batches without lagging the early phase; plausible
     # 4-32).  max_rescale_period 30: half the 60-batch upper end of pub:dynamic_rescale's
@@ -282,7 +282,7 @@ class Mandheling(BaseScheduler):
     def _accumulate(op: Op, b: int, parts: int) -> list[Op]:
         """Integer gradient accumulation of a split weight gradient: the int32 partial sums of
         the micro-batches are added (gradient scales S_i equal S in the usual case, so no
-        rescale is needed; SEEDS.md 1, technique 3)."""
+        rescale is needed; docs/seeds.md 1, technique 3)."""
         if op.phase != "weight_grad" or parts < 2:
             return []
         n = elems(op, "write")

@@ -35,7 +35,7 @@ from socsim.workload.ops import Op
 Outputs = Sequence[Sequence[tuple[str, int]]]
 
 
-# A thrash guard, not from Sage (SEEDS.md 2 gives no limit); assumption: a schedule that needs
+# A thrash guard, not from Sage (docs/seeds.md 2 gives no limit); assumption: a schedule that needs
 # more than 8x the batch's kernels in recomputation is treated as infeasible.
 MAX_RECOMPUTE_FACTOR = 8
 

@@ -1,5 +1,5 @@
 """Min-Energy: per-batch CPU configuration under a time budget (energy-efficient federated
-training on mobile CPUs, IEEE; SEEDS.md 4).
+training on mobile CPUs, IEEE; docs/seeds.md 4).
 
 A configuration is (core set, frequency level): Big 1x/2x/4x, Little 1x/2x/4x and Hybrid 8x at
 high/medium/low frequency (on the SD855 big 2.4/1.6/0.8 GHz, little 1.8/1.2/0.6 GHz: 1, 2/3 and
@@ -100,7 +100,7 @@ class MinEnergyOptions(BaseModel):
     base: BaseRef | None = Field(None, description="compose: another scheduler's plans, min-energy's frequency levels")
     mode: Literal["dp", "fixed", "governor"] = Field("dp", description="dp: per-batch DP; fixed: one configuration; governor: the workload's governor")
     time_budget_s: float | None = Field(None, gt=0, description="theta_t for the whole run in seconds (overrides slack)")
-    # slack 1.2: assumption (SEEDS.md 4: theta_t is the user's deadline, no value given): 20%
+    # slack 1.2: assumption (docs/seeds.md 4: theta_t is the user's deadline, no value given): 20%
     # over the fastest configuration's run time; the workload can set slack or time_budget_s.
     slack: float = Field(1.2, gt=0, description="theta_t = slack x the run time of the fastest configuration")
     config: str = Field("big4@high", description="the configuration of mode=fixed, '<core set>@<high|medium|low>'")

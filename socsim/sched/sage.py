@@ -1,4 +1,4 @@
-"""Sage (MobiSys '22): memory-efficient DNN training on mobile GPUs (SEEDS.md section 2).
+"""Sage (MobiSys '22): memory-efficient DNN training on mobile GPUs (docs/seeds.md section 2).
 
 Sage optimises the unified forward+backward training graph (operator fusion and subgraph
 reduction, :mod:`socsim.sched.fusion`) and manages memory at run time under a budget that may
@@ -25,7 +25,7 @@ number, or a profile of ``{at_s, mb}`` steps delivered through ``on_memory_press
 budget of the profile is planned up front, so a budget below the minimum feasible fails before
 the run with a :class:`~socsim.errors.ScheduleError` naming the field and value.
 
-Mid-iteration re-split (SEEDS.md 2: "the split adapts mid-iteration as the budget drops"): when
+Mid-iteration re-split (docs/seeds.md 2: "the split adapts mid-iteration as the budget drops"): when
 the budget drops during a batch below what the rest of the batch needs, Sage continues the batch
 (``RunContext.continue_batch``).  The micro-batch in progress evicts at once and goes on under
 DGC at the new budget (its schedule so far unchanged, :func:`~socsim.sched.memory.simulate`'s
@@ -52,6 +52,7 @@ from socsim.sched.fusion import fuse, reduce_subgraphs
 from socsim.sched.memory import (MAX_RECOMPUTE_FACTOR, Infeasible, Schedule, greedy_split, simulate,
                                  static_checkpoints)
 from socsim.workload.costs import is_persistent
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
 MB = 1 << 20
@@ -562,8 +563,8 @@ class Sage(BaseScheduler):
         self._stats["optimised_peak_bytes"] = self.plain(self.batch).peak
 
     def summary_extra(self) -> dict[str, Any]:
-        bn = self.batch in self._kernels and any("batchnorm" in (k.attr("fused") or k.kind)
-                                                 for k in self._kernels[self.batch][0])
+        bn = self.batch in self._kernels and any(lookup(m).batch_stats for k in self._kernels[self.batch][0]
+                                                 for m in _members(k))
         out = {"strategy": self.options.strategy, "unit": self.options.unit, "mtp": self.options.mtp,
                "peak_memory_bytes": self._peak, "splits": self._events,
                "split_sequence": ["+".join(map(str, e["micro_batches"])) for e in self._events],
@@ -580,9 +581,14 @@ def _sizes(split: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(dict.fromkeys(split))
 
 
+def _members(k: Op) -> list[str]:
+    """The kinds of a (possibly fused) kernel's member ops."""
+    return (k.attr("fused") or k.kind).split("+")
+
+
 def _writes_weight_grad(k: Op) -> bool:
-    fused = k.attr("fused") or k.kind
-    return k.phase == "weight_grad" or "wgrad" in fused or (is_persistent(k) and k.phase != "update")
+    return (k.phase == "weight_grad" or any(lookup(m).backward == "wgrad" for m in _members(k))
+            or (is_persistent(k) and k.phase != "update"))
 
 
 def _min_budget(budgets: list[tuple[float, int | None]]) -> int | None:

@@ -1,5 +1,5 @@
 """Swan (arXiv 2206.04687): choosing CPU cores for on-device training without hurting the user
-(SEEDS.md section 3).
+(docs/seeds.md section 3).
 
 Execution choices are CPU core sets: for every CPU type, the first 1..n cores of that type in id
 order ("4567", "456", "45", "4", "0123", "012", "01", "0" on a 4 big + 4 little SoC).  Each
@@ -38,8 +38,8 @@ class SwanOptions(BaseModel):
     torch_version: Literal["1.8", "1.11"] = Field(
         PYTORCH_DEFAULT_VERSION, description="with framework pytorch, the release (as the pytorch baseline's option)")
     require_charging: bool = True
-    # min_battery 0.2: assumption (SEEDS.md 3: "battery below a threshold", no value given);
-    # a workload can set it.  max_battery_temp_c 35 and interference_ratio 1.1: SEEDS.md 3.
+    # min_battery 0.2: assumption (docs/seeds.md 3: "battery below a threshold", no value given);
+    # a workload can set it.  max_battery_temp_c 35 and interference_ratio 1.1: docs/seeds.md 3.
     min_battery: float = Field(0.2, ge=0, le=1, description="stop below this state of charge")
     max_battery_temp_c: float = Field(35.0, ge=-20, le=80, description="decline training above this battery temperature")
     interference_ratio: float = Field(1.1, gt=1, description="batch latency / profiled latency that means interference")

@@ -399,8 +399,6 @@ class SocSpec(Sourced):
     def _thermal_matches_the_parts(self) -> "SocSpec":
         """What the thermal block names must exist: every rail heats a node, zones cap real
         clusters, the battery sits on a node."""
-        from socsim.hw.power import cpu_rail, rail_names
-
         clusters = [c.name for c in self.cpu.clusters]
         rails = rail_names(self)
         missing = [r for r in rails if r not in self.thermal.heat_sources]
@@ -469,3 +467,26 @@ class SocSpec(Sourced):
             if c.name == name:
                 return c
         raise KeyError(f"{self.name} has no CPU cluster '{name}'; clusters: {[c.name for c in self.cpu.clusters]}")
+
+
+# Rail names, like Android's power rails (``cpu.<cluster>``, ``cdsp``, ``gpu``, ``dram``,
+# ``platform``); the power model (socsim.hw.power) and the thermal block both name rails.
+RAIL_CDSP = "cdsp"
+RAIL_GPU = "gpu"
+RAIL_DRAM = "dram"
+RAIL_PLATFORM = "platform"
+
+
+def cpu_rail(cluster_name: str) -> str:
+    """Rail name of a CPU cluster (``cpu.<cluster>``; Pixel's S4M_VDD_CPUCL0 maps to cpu.little)."""
+    return f"cpu.{cluster_name}"
+
+
+def rail_names(soc: SocSpec) -> tuple[str, ...]:
+    """All rails of a SoC in a fixed order: CPU clusters, cdsp, gpu (if present), dram, platform."""
+    rails = [cpu_rail(c.name) for c in soc.cpu.clusters]
+    if soc.dsp is not None:
+        rails.append(RAIL_CDSP)
+    if soc.gpu is not None:
+        rails.append(RAIL_GPU)
+    return (*rails, RAIL_DRAM, RAIL_PLATFORM)

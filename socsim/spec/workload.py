@@ -1,4 +1,4 @@
-"""Pydantic model of a training job (``workloads/*.yaml``); DESIGN.md fixes the keys."""
+"""Pydantic model of a training job (``workloads/*.yaml``); docs/architecture.md fixes the keys."""
 from __future__ import annotations
 
 import types
@@ -194,6 +194,9 @@ class Workload(WorkloadBlock):
     epochs: PositiveInt | None = None
     dataset_size: PositiveInt | None = None
     precision: Literal["fp32", "niti", "octo"] = "fp32"
+    mode: Literal["train", "inference"] = Field("train", description="train: forward, backward and update "
+                                                "of every batch; inference: the forward pass alone (no loss "
+                                                "gradient, no weight update), as a deployed model runs")
     scheduler: SchedulerRef = Field(default_factory=SchedulerRef)
     cpu: CpuSettings = Field(default_factory=CpuSettings)
     dsp: DspSettings = Field(default_factory=DspSettings)

@@ -8,11 +8,14 @@ from socsim.engine.cores import check_clusters_mhz, check_unit_mhz, clusters_of
 from socsim.engine.oracle import CostOracle
 from socsim.errors import InputError
 from socsim.spec import load_soc, workload_from_dict
+from socsim.workload.opkinds import KINDS, OpKind, UnknownOpKind, lookup
 from socsim.workload.ops import Op, make_params
 
-CONV_KINDS = ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d", "dwconv2d_dgrad", "dwconv2d_wgrad")
-ELEMENTWISE = ("relu", "relu_bwd", "add", "reducemax", "requant_dynamic", "requant_static", "quantize",
-               "dequantize", "sgd_update", "transpose", "weight_rotate", "slice", "clip", "batchnorm")
+
+def _buildable(kind: OpKind) -> bool:
+    """Whether ``socsim op`` can build a kind from its options: convolutions and their gradients,
+    forward pools, GEMMs, and every kind whose shape is an element count."""
+    return kind.shape != "pool" or kind.backward == ""
 
 
 def _parse_shape(s: str) -> tuple[int, ...]:
@@ -57,24 +60,31 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
         raise InputError("must not be negative", field="--pad", value=pad)
     dims = _parse_shape(in_shape)
     esize = 4 if dtype == "fp32" else 1
-    if kind in CONV_KINDS or kind in ("maxpool", "avgpool"):
+    try:
+        spec = lookup(kind)
+    except UnknownOpKind:
+        spec = None
+    if spec is None or not _buildable(spec):
+        known = ", ".join(k for k in KINDS if _buildable(lookup(k)))
+        raise InputError(f"unknown op kind; known: {known}", field="KIND", value=kind)
+    if spec.shape in ("conv", "pool"):
         if len(dims) != 3:
             raise InputError("expected CxHxW", field="--in", value=in_shape)
         c, h, w = dims
         k = kernel
         p = (k // 2) if pad is None else pad
-        if kind in ("maxpool", "avgpool"):
+        if spec.shape == "pool":
             p = 0 if pad is None else pad
         oh = (h + 2 * p - k) // stride + 1
         ow = (w + 2 * p - k) // stride + 1
         if oh <= 0 or ow <= 0:
             raise InputError(f"a {k}x{k} window with stride {stride} does not fit", field="--in", value=in_shape)
-        if kind in ("maxpool", "avgpool"):
+        if spec.shape == "pool":
             n_out = batch * c * oh * ow
             return Op(f"{kind}", kind, "forward", "op", dtype, make_params(batch=batch, c=c, h=h, w=w, k=k, stride=stride, oh=oh, ow=ow),
                       flops=n_out * k * k, bytes_read=batch * c * h * w * esize, bytes_written=n_out * esize,
                       out_bytes=n_out * esize)
-        depthwise = kind.startswith("dw")
+        depthwise = spec.kernel == "depthwise"
         if depthwise and out_channels is not None and out_channels != c:
             raise InputError(f"a depthwise convolution has as many output channels as input channels ({c})",
                              field="--out-channels", value=out_channels)
@@ -84,18 +94,18 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
         w_bytes = co * k * k * (1 if depthwise else c) * esize
         x_bytes = batch * c * h * w * esize
         y_bytes = batch * co * oh * ow * (4 if dtype == "int8" else esize)
-        if kind.endswith("_wgrad"):
+        if spec.backward == "wgrad":
             read, written = x_bytes + batch * co * oh * ow * esize, w_bytes
-        elif kind.endswith("_dgrad"):
+        elif spec.backward == "dgrad":
             read, written = batch * co * oh * ow * esize + w_bytes, x_bytes
         else:
             read, written = x_bytes + w_bytes, y_bytes
         params = make_params(batch=batch, cin=c, h=h, w=w, cout=co, kh=k, kw=k, stride=stride, pad=p,
                              groups=groups, oh=oh, ow=ow)
-        phase = "weight_grad" if kind.endswith("_wgrad") else ("error_grad" if kind.endswith("_dgrad") else "forward")
+        phase = {"wgrad": "weight_grad", "dgrad": "error_grad"}.get(spec.backward, "forward")
         return Op(kind, kind, phase, "op", dtype, params, macs=macs, bytes_read=read, bytes_written=written,
                   weight_bytes=w_bytes, out_bytes=written)
-    if kind == "gemm":
+    if spec.shape == "gemm":
         if len(dims) != 2 and len(dims) != 1:
             raise InputError("gemm takes --in KxN (with --batch as M) or K", field="--in", value=in_shape)
         kdim = dims[0]
@@ -105,15 +115,12 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
                   macs=m * kdim * n,
                   bytes_read=(m * kdim + kdim * n) * esize, bytes_written=m * n * (4 if dtype == "int8" else esize),
                   weight_bytes=kdim * n * esize, out_bytes=m * n * esize)
-    if kind in ELEMENTWISE:
-        n = batch
-        for d in dims:
-            n *= d
-        in_b = n * (4 if kind in ("requant_dynamic", "requant_static", "reducemax") and dtype != "fp32" else esize)
-        return Op(kind, kind, "forward", "op", "int32" if in_b == 4 * n and dtype != "fp32" else dtype,
-                  make_params(n=n), flops=n, bytes_read=in_b, bytes_written=n * esize, out_bytes=n * esize)
-    raise InputError(f"unknown op kind; known: {', '.join(CONV_KINDS + ('maxpool', 'avgpool', 'gemm') + ELEMENTWISE)}",
-                     field="KIND", value=kind)
+    n = batch  # an element count: n elements in and out
+    for d in dims:
+        n *= d
+    in_b = n * (4 if spec.reads_int32 and dtype != "fp32" else esize)
+    return Op(kind, kind, "forward", "op", "int32" if in_b == 4 * n and dtype != "fp32" else dtype,
+              make_params(n=n), flops=n, bytes_read=in_b, bytes_written=n * esize, out_bytes=n * esize)
 
 
 def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: str = "64x32x32",

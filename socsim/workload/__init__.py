@@ -1,4 +1,4 @@
-"""Model zoo and training graphs (DESIGN.md, ``socsim/workload``).
+"""Model zoo and training graphs (docs/architecture.md, ``socsim/workload``).
 
 - :mod:`~socsim.workload.zoo`: ``build_model(name, input_chw, num_classes) -> Model``;
 - :mod:`~socsim.workload.graph`: ``training_graph(model, batch) -> TrainingGraph``, the
@@ -6,10 +6,10 @@
   and live memory;
 - :mod:`~socsim.workload.precision`: ``translate(graph, "fp32" | "niti" | "octo")``.
 """
-from socsim.workload.graph import LayerOps, TrainingGraph, graph_for, training_graph
+from socsim.workload.graph import LayerOps, TrainingGraph, training_graph
 from socsim.workload.model import Layer, Model, ModelError
 from socsim.workload.ops import Op
-from socsim.workload.precision import list_precisions, translate
+from socsim.workload.precision import graph_for, list_precisions, translate
 from socsim.workload.zoo import CANONICAL_INPUTS, build_model, canonical_name, list_models
 
 __all__ = ["CANONICAL_INPUTS", "Layer", "LayerOps", "Model", "ModelError", "Op", "TrainingGraph",

@@ -11,6 +11,7 @@ from math import ceil, prod
 from typing import Iterator
 
 from socsim.workload.model import Layer, Model, ModelError
+from socsim.workload.opkinds import lookup
 
 Pair = int | tuple[int, int]
 
@@ -200,6 +201,15 @@ class NetBuilder:
 
     def gelu(self, x: str, name: str = "gelu") -> str:
         return self._add("gelu", name, (x,), self.shape(x))
+
+    def unary(self, x: str, kind: str, name: str | None = None) -> str:
+        """A unary element-wise layer of ``kind``: any op kind with a ``grad`` in
+        :mod:`socsim.workload.opkinds` (relu, gelu, ...); it lowers to one op of that kind and its
+        backward to one ``grad`` op.  An unknown kind raises UnknownOpKind naming it."""
+        if not lookup(kind).grad:
+            raise ValueError(f"op kind {kind!r} is not a unary element-wise layer kind: it has no "
+                             f"grad in socsim.workload.opkinds")
+        return self._add(kind, name or kind, (x,), self.shape(x))
 
     def softmax(self, x: str, name: str = "softmax") -> str:
         return self._add("softmax", name, (x,), self.shape(x), dict(d=self.shape(x)[-1]))

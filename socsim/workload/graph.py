@@ -12,6 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from math import prod
+from typing import Callable
 
 import numpy as np
 
@@ -48,7 +49,12 @@ class TrainingGraph:
     batch: int
     precision: str
     ops: tuple[Op, ...]
+    #: "train" (the whole step) or "inference" (its forward ops alone: :func:`forward_only`)
+    mode: str = "train"
     _cache: dict = field(default_factory=dict, repr=False)
+    # the precision pass that made this graph from the FP32 one (None for FP32): with_batch
+    # applies it again (socsim.workload.precision sets it; this module does not import it)
+    rewrite: Callable[["TrainingGraph"], "TrainingGraph"] | None = field(default=None, repr=False)
 
     @property
     def model_name(self) -> str:
@@ -94,6 +100,8 @@ class TrainingGraph:
         activations and transient tensors); a read-only int64 array."""
         if "live" not in self._cache:
             live = memory.live_bytes(self.ops, self.input_bytes)
+            if self.mode == "inference":   # no update ops to count the weights: held once, no gradients
+                live = live + sum(op.weight_bytes for op in self.ops)
             live.flags.writeable = False
             self._cache["live"] = live
         return self._cache["live"]
@@ -130,8 +138,9 @@ class TrainingGraph:
 
     def with_batch(self, batch: int) -> "TrainingGraph":
         """The same model and precision at another batch size (memoised)."""
-        from socsim.workload.precision import translate  # precision imports this module
-        return translate(training_graph(self.model, batch), self.precision)
+        base = training_graph(self.model, batch)
+        g = base if self.rewrite is None else self.rewrite(base)
+        return forward_only(g) if self.mode == "inference" else g
 
 
 def check_batch(batch: object) -> int:
@@ -208,9 +217,12 @@ def _as_part(op: Op) -> Op:
     return replace(op, attrs=attrs)
 
 
-def graph_for(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int,
-              precision: str = "fp32") -> TrainingGraph:
-    """Model zoo + training graph + precision translation in one memoised call."""
-    from socsim.workload.precision import translate
-    from socsim.workload.zoo import build_model
-    return translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+@lru_cache(maxsize=64)
+def forward_only(graph: TrainingGraph) -> TrainingGraph:
+    """The inference graph of ``graph``: its forward ops alone (the last one, the loss layer's
+    softmax, stands for the output softmax), nothing saved for a backward pass (memoised)."""
+    if graph.mode == "inference":
+        return graph
+    ops = memory.mark_saved([op for op in graph.ops if op.phase == "forward"])
+    return TrainingGraph(graph.model, graph.batch, graph.precision, ops, mode="inference",
+                         rewrite=graph.rewrite)

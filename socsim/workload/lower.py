@@ -15,6 +15,7 @@ from math import prod
 
 from socsim.workload.costs import OpFactory
 from socsim.workload.model import Layer
+from socsim.workload.opkinds import unary_layer
 from socsim.workload.ops import Op
 
 
@@ -62,8 +63,8 @@ def forward(layer: Layer, ins: tuple[str, ...], in_layers: tuple[Layer, ...],
     if k == "layernorm":
         return f.op(name, k, "forward", dict(batch=batch, d=a["d"], n=n),
                     read=n + layer.param_count, write=n, weight=layer.param_count, inputs=ins)
-    if k in ("relu", "gelu", "softmax", "channel_shuffle", "transpose"):
-        attrs = {"variant": f"relu{a['cap']}"} if k == "relu" and a.get("cap") else None
+    if unary_layer(k):
+        attrs = {"variant": f"{k}{a['cap']}"} if a.get("cap") else None  # ReLU6: relu6
         return f.op(name, k, "forward", _ew_params(layer, batch), read=n, write=n,
                     inputs=ins, attrs=attrs)
     if k == "embedding":
@@ -148,11 +149,10 @@ def backward(layer: Layer, ins: tuple[str, ...], in_layers: tuple[Layer, ...], o
                   attrs={"grad_of": layer.inputs[0]} if need_dx[0] else None)
         ops.append(op)
         grads[0] = op.name if need_dx[0] else None
-    elif k in ("relu", "gelu", "softmax"):
-        saved = ins[0] if k == "gelu" else out  # GELU needs x; ReLU and softmax their output
-        dgrad(0, f"{k}_bwd", _ew_params(layer, batch), read=2 * n, extra=(saved,))
-    elif k in ("channel_shuffle", "transpose"):
-        dgrad(0, k, _ew_params(layer, batch), read=n)
+    elif unary := unary_layer(k):
+        # the backward op reads dy and the tensor its kind saves (GELU x; ReLU, softmax y)
+        saved = {"input": (ins[0],), "output": (out,), "": ()}[unary.saves]
+        dgrad(0, unary.grad, _ew_params(layer, batch), read=(1 + len(saved)) * n, extra=saved)
     elif k == "select":
         dgrad(0, "slice", dict(batch=batch, t=a["t"], d=a["d"]), read=n)
     elif k == "embedding":

@@ -12,13 +12,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from math import prod
 
+from socsim.workload.opkinds import KINDS, unary_layer
+
 # Layer kinds and what they are.  ``view`` layers (flatten, channel split, token select) move
-# no data in the forward pass; their tensors alias the input's.
+# no data in the forward pass; their tensors alias the input's.  Unary element-wise layers
+# (relu, gelu, softmax, channel_shuffle, transpose, ...) are the op kinds with a ``grad`` in
+# socsim.workload.opkinds: each lowers to one op of its kind and one of its ``grad``.
 LAYER_KINDS: frozenset[str] = frozenset({
-    "input", "conv2d", "linear", "batchnorm", "relu", "maxpool", "avgpool", "add", "concat",
-    "channel_shuffle", "layernorm", "gelu", "softmax", "matmul", "embedding", "view", "select",
-    "softmax_ce",
-})
+    "input", "conv2d", "linear", "batchnorm", "maxpool", "avgpool", "add", "concat", "layernorm",
+    "matmul", "embedding", "view", "select", "softmax_ce",
+} | {k for k in KINDS if unary_layer(k)})
 
 
 class ModelError(ValueError):

@@ -1,4 +1,4 @@
-"""NITI integer training as Mandheling runs it (SEEDS.md section 1, mixed-precision abstraction).
+"""NITI integer training as Mandheling runs it (docs/seeds.md section 1, mixed-precision abstraction).
 
 Rewrites, per FP32 op:
 
@@ -24,28 +24,26 @@ from __future__ import annotations
 from dataclasses import replace
 
 from socsim.workload.graph import TrainingGraph
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
-from socsim.workload.precision import Rewriter
-
-MAC_KINDS = {"conv2d", "dwconv2d", "gemm", "conv2d_dgrad", "dwconv2d_dgrad", "conv2d_wgrad",
-             "dwconv2d_wgrad"}
-INT8_KINDS = {"relu", "maxpool", "avgpool", "add", "concat", "channel_shuffle", "transpose",
-              "slice", "relu_bwd", "maxpool_bwd", "avgpool_bwd"}
-DROPPED = {"batchnorm", "batchnorm_bwd"}
+from socsim.workload.rewriter import Rewriter
 
 
 def rewrite(graph: TrainingGraph) -> list[Op]:
+    """The NITI ops of an FP32 graph; each op's kind says what happens to it (``niti`` and
+    ``is_mac`` in :mod:`socsim.workload.opkinds`)."""
     rw = Rewriter(graph)
-    bn_layers = {op.layer for op in graph.ops if op.kind == "batchnorm"}
+    bn_layers = {op.layer for op in graph.ops if lookup(op.kind).niti == "drop"}
     int8_layers: set[str] = set()
     for op in graph.ops:
-        if op.kind in DROPPED or (op.phase == "update" and op.layer in bn_layers):
+        kind = lookup(op.kind)
+        if kind.niti == "drop" or (op.phase == "update" and op.layer in bn_layers):
             rw.drop(op, op.inputs[0] if op.inputs else op.name)
-        elif op.kind in MAC_KINDS:
+        elif kind.is_mac:
             _mac(rw, op)
             if op.weight_bytes:
                 int8_layers.add(op.layer)
-        elif op.kind in INT8_KINDS:
+        elif kind.niti == "int8":
             ins = tuple(rw.convert(t, "int8", op.layer, op.phase) for t in rw.ins(op))
             rw.rename[op.name] = rw.derive(op, dtype="int8", inputs=ins).name
         elif op.phase == "update" and op.layer in int8_layers:
@@ -60,8 +58,8 @@ def _mac(rw: Rewriter, op: Op) -> None:
     """An INT8 multiply-accumulate op with its rescale, plus the layout ops it needs."""
     b, p, phase, layer = rw.graph.batch, op.p, op.phase, op.layer
     ins = [rw.convert(t, "int8", layer, phase) for t in rw.ins(op)]
-    kind = op.kind
-    if kind.endswith("_dgrad"):
+    dgrad = lookup(op.kind).backward == "dgrad"  # a transposed convolution
+    if dgrad:
         w = op.weight_bytes // 4
         rot = rw.new(layer, f"{op.name}.weight_rotate", "weight_rotate", phase,
                      dict(cout=p["cout"], cin=p["cin"] // p["groups"], kh=p["kh"], kw=p["kw"]),
@@ -74,7 +72,7 @@ def _mac(rw: Rewriter, op: Op) -> None:
                       inputs=(t,), dtype="int8").name
                for i, t in enumerate(ins)]
     write = None
-    if kind.endswith("conv2d_dgrad"):
+    if dgrad:
         # a transposed conv writes (o-1)*s + k per dimension; padding is cropped off after
         full = b * p["cin"] * ((p["oh"] - 1) * p["stride"] + p["kh"]) * \
             ((p["ow"] - 1) * p["stride"] + p["kw"])
@@ -97,7 +95,7 @@ def _mac(rw: Rewriter, op: Op) -> None:
 
 def static_rescale(graph: TrainingGraph) -> list[Op]:
     """The NITI ops of a batch that reuses the last scales: each reducemax + requant_dynamic
-    pair becomes one single-pass ``requant_static`` (SEEDS.md 1, self-adaptive rescaling)."""
+    pair becomes one single-pass ``requant_static`` (docs/seeds.md 1, self-adaptive rescaling)."""
     out: list[Op] = []
     for op in graph.ops:
         if op.kind == "reducemax" and op.name.endswith(".reducemax"):

@@ -1,6 +1,6 @@
 """NITI integer training run for real on the emulated HVX kernels, on small synthetic data.
 
-SEEDS.md 1 ("the INT8 algorithms also run for real on the emulated HVX kernels, on small data, so
+docs/seeds.md 1 ("the INT8 algorithms also run for real on the emulated HVX kernels, on small data, so
 that scale-factor dynamics and accuracy come from actual training").  A tiny CNN (convs of 3x3
 with ReLU and 2x2 max-pool, then one linear layer) classifies 4-class Gaussian-blob images
 1x8x8.  Every forward conv/GEMM runs on the HVX emulator (:func:`isa.kernels.conv.conv2d_hvx`,
@@ -29,7 +29,7 @@ from isa.kernels.gemm import gemm_hvx
 
 # The task is synthetic, chosen (not measured) for a small, fast, deterministic NITI run that
 # yields a real scale-change trace for Mandheling's adaptive rescale (scale_source="niti-train",
-# SEEDS.md 1); none of these values comes from a paper.  CLASSES, IMAGE_HW, BATCH: assumption,
+# docs/seeds.md 1); none of these values comes from a paper.  CLASSES, IMAGE_HW, BATCH: assumption,
 # a small setting that trains a few conv layers on the emulated kernels quickly (BATCH 16, the
 # mini-batch of Swan and Min-Energy);
 # INPUT_EXP -6: 6 fractional bits give int8 a range of -2..2, the unit blob height plus about

@@ -1,4 +1,4 @@
-"""Octo INT8 training with loss-aware compensation (SEEDS.md section 5; Zhou et al., ATC '21).
+"""Octo INT8 training with loss-aware compensation (docs/seeds.md section 5; Zhou et al., ATC '21).
 
 Rewrites, per FP32 op of a layer with weights (conv, depthwise conv, fully connected):
 
@@ -17,12 +17,15 @@ Weights stay FP32 masters updated in FP32; attention matmuls, norms and activati
 from __future__ import annotations
 
 from socsim.workload.graph import TrainingGraph
+from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
-from socsim.workload.precision import Rewriter
+from socsim.workload.rewriter import Rewriter
 
-CONV_KINDS = {"conv2d", "dwconv2d"}
-INT8_KINDS = {"conv2d", "dwconv2d", "gemm", "conv2d_dgrad", "dwconv2d_dgrad", "conv2d_wgrad",
-              "dwconv2d_wgrad"}
+
+def _is_conv(op: Op) -> bool:
+    """A forward convolution (plain or depthwise): where a LAC layer may go."""
+    kind = lookup(op.kind)
+    return op.phase == "forward" and kind.shape == "conv" and kind.backward == ""
 
 
 def _lac_sites(graph: TrainingGraph) -> dict[str, Op]:
@@ -34,9 +37,9 @@ def _lac_sites(graph: TrainingGraph) -> dict[str, Op]:
                 readers.setdefault(t, []).append(op)
     sites = {}
     for op in graph.ops:
-        if op.phase == "forward" and op.kind in CONV_KINDS:
+        if _is_conv(op):
             after = readers.get(op.name, [])
-            bn = after[0] if len(after) == 1 and after[0].kind == "batchnorm" else None
+            bn = after[0] if len(after) == 1 and lookup(after[0].kind).batch_stats else None
             sites[bn.name if bn else op.name] = op
     return sites
 
@@ -58,7 +61,7 @@ def rewrite(graph: TrainingGraph) -> list[Op]:
                    read=n + 2 * per_sample, write=2 * per_sample + 1,
                    weight=2 * per_sample + 1, inputs=(rw.t(op.inputs[0]),), dtype="fp32",
                    persistent=True, flops=3 * n)
-        if op.kind in INT8_KINDS and op.weight_bytes:
+        if lookup(op.kind).octo == "int8" and op.weight_bytes:
             _int8(rw, op, w_q)
         elif op.phase == "update":
             rw.keep(op)

@@ -1,6 +1,6 @@
 """Octo INT8 training run for real on the emulated HVX kernels, on small synthetic data.
 
-SEEDS.md 5 (Octo, USENIX ATC '21; Zhou et al.) on the same tiny CNN and 4-class Gaussian-blob
+docs/seeds.md 5 (Octo, USENIX ATC '21; Zhou et al.) on the same tiny CNN and 4-class Gaussian-blob
 images as :mod:`socsim.workload.niti_train` (convs of 3x3 with ReLU and 2x2 max-pool, then one
 linear layer; batch 16 of 1x8x8).  Weights are FP32 masters updated by plain SGD; only the dot
 products change with the mode:
@@ -43,9 +43,9 @@ from isa.kernels.gemm import gemm_hvx
 from socsim.workload.niti_train import (BATCH, CLASSES, INPUT_EXP, NOISE, _architecture, _batch,
                                         _maxpool_bwd, _templates, _xavier)
 
-BITS = 8                # INT8 forward and backward (SEEDS.md 5: Octo, USENIX ATC '21)
-LAC_LAMBDA = 0.1        # L2 weight lambda of the LAC parameters mu, beta (SEEDS.md 5: Octo)
-PRC_COVERAGE = 0.95     # PRC tightens the clip to this interval of the errors (SEEDS.md 5: Octo)
+BITS = 8                # INT8 forward and backward (docs/seeds.md 5: Octo, USENIX ATC '21)
+LAC_LAMBDA = 0.1        # L2 weight lambda of the LAC parameters mu, beta (docs/seeds.md 5: Octo)
+PRC_COVERAGE = 0.95     # PRC tightens the clip to this interval of the errors (docs/seeds.md 5: Octo)
 LR = 0.1                # SGD learning rate of weights and LAC parameters (ours: tiny-task choice)
 K = 3                   # conv kernel size (as NITI's net), stride 1, pad 1
 

@@ -76,7 +76,7 @@ def test_memoised(soc, model):
 
 
 def test_swan_memory_bound_depthwise_slower_on_four_cores(soc):
-    # pub: Swan (SEEDS.md 3): threads of a cluster share L3/SLC and DRAM, so a memory-bound
+    # pub: Swan (docs/seeds.md 3): threads of a cluster share L3/SLC and DRAM, so a memory-bound
     # depthwise conv runs slower on 4 big cores than on 1 while a 3x3 conv scales
     m = CpuCostModel(soc)
     freqs = tuple(sorted((c.name, c.max_mhz) for c in soc.cpu.clusters))

@@ -1,4 +1,4 @@
-"""Cross-check the CPU core model's inner-loop cycles against llvm-mca (ORACLES.md section 2)."""
+"""Cross-check the CPU core model's inner-loop cycles against llvm-mca (docs/oracles.md section 2)."""
 import os
 import re
 import shutil

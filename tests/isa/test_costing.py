@@ -42,7 +42,7 @@ def test_macs_and_peak_rate():
 
 def test_dynamic_requant_costs_at_least_twice_static_from_the_kernels():
     """VGG-16 conv3 output (256 x 56 x 56): the dynamic rescale's two extra passes over the stored
-    int32 tensor vs the static shift fused into the producer's epilogue (SEEDS.md: about 2x)."""
+    int32 tensor vs the static shift fused into the producer's epilogue (docs/seeds.md: about 2x)."""
     n = 256 * 56 * 56
     d, s = profile_op("requant_dynamic", n=n), profile_op("requant_static", n=n)
     assert d.compute_cycles / s.compute_cycles >= 2

@@ -1,4 +1,4 @@
-"""Helpers for differential tests against qemu-hexagon (ORACLES.md section 1).
+"""Helpers for differential tests against qemu-hexagon (docs/oracles.md section 1).
 
 ``toolchain()`` finds clang, ld.lld and qemu-hexagon; tests skip without them unless CI=true,
 where they fail.  ``build(source)`` compiles a freestanding HVX program once per source text

@@ -74,13 +74,17 @@ def _c_case(idx: int, s, imm) -> str:
         if role == "d":
             continue
         if k == "V":
-            args.append(f"vin[{vs}]"); vs += 1
+            args.append(f"vin[{vs}]")
+            vs += 1
         elif k == "W":
-            args.append(f"Q6_W_vcombine_VV(vin[{vs + 1}], vin[{vs}])"); vs += 2
+            args.append(f"Q6_W_vcombine_VV(vin[{vs + 1}], vin[{vs}])")
+            vs += 2
         elif k == "Q":
-            args.append(f"Q6_Q_vand_VR(vin[{vs}], -1)"); vs += 1
+            args.append(f"Q6_Q_vand_VR(vin[{vs}], -1)")
+            vs += 1
         elif k == "R":
-            args.append(f"sc[{ss}]"); ss += 1
+            args.append(f"sc[{ss}]")
+            ss += 1
         else:
             args.append(str(imm))
     out_kind = s.operands[s.writes[0]][0]
@@ -124,13 +128,17 @@ def _emulate(s, imm, vec, sc):
         if role == "d":
             continue
         if k == "V":
-            args.append(vec[:, vs]); vs += 1
+            args.append(vec[:, vs])
+            vs += 1
         elif k == "W":
-            args.append(np.ascontiguousarray(vec[:, vs:vs + 2])); vs += 2
+            args.append(np.ascontiguousarray(vec[:, vs:vs + 2]))
+            vs += 2
         elif k == "Q":
-            args.append(vec[:, vs] != 0); vs += 1
+            args.append(vec[:, vs] != 0)
+            vs += 1
         elif k == "R":
-            args.append(sc[:, ss].copy()); ss += 1
+            args.append(sc[:, ss].copy())
+            ss += 1
         else:
             args.append(imm)
     n = vec.shape[0]
@@ -153,7 +161,7 @@ def qemu_results(hexagon_toolchain):
     rng = np.random.default_rng(20240601)
     n_edge = 14
     recs, inputs = [], []
-    for i, (s, imm) in enumerate(CASES):
+    for i, (_s, _imm) in enumerate(CASES):
         vec, sc = _inputs(rng, n_edge)
         rec = np.zeros((vec.shape[0], REC), np.uint8)
         rec[:, 0:4] = np.int32(i).reshape(1, 1).view(np.uint8)

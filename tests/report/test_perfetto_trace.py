@@ -1,6 +1,6 @@
 """The Perfetto trace parses back (protobuf) with the expected tracks, slices and counters.
 
-TraceProcessor needs a native binary downloaded at run time (ORACLES.md section 4), so the trace
+TraceProcessor needs a native binary downloaded at run time (docs/oracles.md section 4), so the trace
 is decoded with the protobuf classes shipped in the perfetto package and checked directly.
 """
 from __future__ import annotations

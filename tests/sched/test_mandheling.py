@@ -1,4 +1,4 @@
-"""Mandheling: placement, the four techniques and the published direction (SEEDS.md 1).
+"""Mandheling: placement, the four techniques and the published direction (docs/seeds.md 1).
 
 Runs are a few batches of workloads/mandheling_vgg16.yaml on sd865; the ops' DSP and CPU
 profiles are memoised by the cost models, so the runs of this module share them.
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VGG16 = ROOT / "workloads" / "mandheling_vgg16.yaml"
 BATCHES = 4
 
-ABLATION = [  # SEEDS.md 1: none -> +rescaling -> +reuse -> +splitting -> +co-scheduling
+ABLATION = [  # docs/seeds.md 1: none -> +rescaling -> +reuse -> +splitting -> +co-scheduling
     ("none", dict(co_scheduling=False, adaptive_rescale=False, batch_splitting=False, subgraph_reuse=False)),
     ("+rescaling", dict(co_scheduling=False, batch_splitting=False, subgraph_reuse=False)),
     ("+reuse", dict(co_scheduling=False, batch_splitting=False)),

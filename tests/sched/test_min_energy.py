@@ -1,5 +1,5 @@
 """Min-Energy: configuration space, the DP under a time budget and the published observations
-(SEEDS.md 4) on LeNet, batch 16, MNN FP32 (workloads/min_energy_lenet.yaml)."""
+(docs/seeds.md 4) on LeNet, batch 16, MNN FP32 (workloads/min_energy_lenet.yaml)."""
 from __future__ import annotations
 
 from pathlib import Path

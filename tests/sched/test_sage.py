@@ -1,4 +1,4 @@
-"""Sage: graph optimisation, memory management under a budget (SEEDS.md 2)."""
+"""Sage: graph optimisation, memory management under a budget (docs/seeds.md 2)."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +15,7 @@ from socsim.sched.fusion import fuse, op_class, reduce_subgraphs
 from socsim.sched.memory import greedy_split, simulate, static_checkpoints
 from socsim.sched.sage import Sage, SageOptions
 from socsim.spec import load_soc, workload_from_dict
-from socsim.workload.graph import graph_for
+from socsim.workload.precision import graph_for
 
 MB = 1 << 20
 SOC = load_soc("sd865")
@@ -168,7 +168,7 @@ SMALL_WL = dict(name="t", model="resnet18", input=[3, 96, 96], num_classes=10, b
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(at_s=st.floats(0.55, 1.5), mb=st.sampled_from([110, 98, 90]))
 def test_sage_keeps_a_dropping_budget_unless_the_micro_batch_in_progress_cannot(at_s, mb):
-    """Under a budget that drops mid-iteration Sage re-splits the batch in progress (SEEDS.md 2):
+    """Under a budget that drops mid-iteration Sage re-splits the batch in progress (docs/seeds.md 2):
     memory stays within the budget in force at every moment, except where the tensors the
     micro-batch in progress must keep (its backward pass's) already exceed the new budget; then
     it finishes that batch over it, says so, and keeps the budget from the next batch on."""

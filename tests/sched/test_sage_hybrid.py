@@ -1,4 +1,4 @@
-"""Sage's hybrid rule (SEEDS.md 2): DGA while the largest micro-batch that fits stays >= MTP,
+"""Sage's hybrid rule (docs/seeds.md 2): DGA while the largest micro-batch that fits stays >= MTP,
 else checkpoint at the MTP.  The rule consults the MTP, not a latency estimate, so where a model's
 GPU tipping point is above the mini-batch (MobileNet-v2 in this GPU model), the workload sets a
 larger ``mtp`` and the hybrid then checkpoints the full batch as DGC does."""

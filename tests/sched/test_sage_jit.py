@@ -1,5 +1,5 @@
 """Sage's JIT compilation is simulated: the first batch of every new plan (the first plan
-included) pays it once, later batches do not (SEEDS.md 2; socsim/sched/sage.py)."""
+included) pays it once, later batches do not (docs/seeds.md 2; socsim/sched/sage.py)."""
 from __future__ import annotations
 
 import csv

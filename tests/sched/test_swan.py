@@ -1,4 +1,4 @@
-"""Swan: core-set choices, cost order and pruning, the control loop (SEEDS.md 3).
+"""Swan: core-set choices, cost order and pruning, the control loop (docs/seeds.md 3).
 
 The control-loop tests run on a fast analytic CPU cost model (``fast_cpu``): they test Swan's
 decisions, not the CPU model, and the real one simulates caches per op and core set (seconds
@@ -99,7 +99,7 @@ def test_downgrade_within_one_batch_and_upgrade_after_timeout(fast_cpu):
 
 def test_stops_when_not_charging_or_battery_hot(fast_cpu):
     """The gates run before every batch, the first included: a phone off the charger, or a
-    battery already above 35 C, trains nothing (SEEDS.md 3)."""
+    battery already above 35 C, trains nothing (docs/seeds.md 3)."""
     s = socsim.run("sd865", wl(batches=20, charging=False)).summary
     assert s["batches"] == 0 and "not charging" in s["engine"]["stop_reason"]
     assert s["sim_time_s"] == 0 and s["thermal"]["peak_c"] == pytest.approx(25.0)
@@ -173,7 +173,7 @@ def _class_times(model: str, chw: tuple, classes: int, cores: tuple, version: st
 
 @pytest.mark.slow
 def test_memory_bound_ops_of_depthwise_models_do_not_scale():
-    """Swan's mechanism at the op level (SEEDS.md 3): in a depthwise model the memory-bound ops
+    """Swan's mechanism at the op level (docs/seeds.md 3): in a depthwise model the memory-bound ops
     (depthwise convs, batch norm, activations) get slower from three to four big cores, and
     they are a far larger share of the step than in ResNet-34, whose convolutions scale.  Shown
     on PyTorch 1.11, without 1.8's grouped-convolution gradient sums, which only add to it."""
@@ -190,7 +190,7 @@ def test_memory_bound_ops_of_depthwise_models_do_not_scale():
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["shufflenetv2", "mobilenetv2"])
 def test_fewer_cores_win_for_depthwise_models(model):
-    """SEEDS.md 3: for the depthwise models fewer cores are both faster and more
+    """docs/seeds.md 3: for the depthwise models fewer cores are both faster and more
     energy-efficient than PyTorch's four threads.  On the PyTorch Swan ran (1.8), the group
     loop's full-size gradient sums make the step memory-bound (docs/validation.md, Swan)."""
     w = dict(name="t", model=model, input=[3, 224, 224], num_classes=1000, batch_size=16, batches=3)
@@ -203,7 +203,7 @@ def test_fewer_cores_win_for_depthwise_models(model):
 
 @pytest.mark.slow
 def test_compute_bound_resnet34_scales_with_cores():
-    """SEEDS.md 3: ResNet-34 (no grouped convolutions) scales with cores, so Swan's fastest
+    """docs/seeds.md 3: ResNet-34 (no grouped convolutions) scales with cores, so Swan's fastest
     choice is PyTorch's four big cores."""
     w = dict(name="t", model="resnet34", input=[3, 32, 32], num_classes=10, batch_size=16, batches=2)
     swan = socsim.run("sd865", w, scheduler="swan").summary

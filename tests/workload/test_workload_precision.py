@@ -1,4 +1,4 @@
-"""Precision algorithms: NITI and Octo translations (SEEDS.md sections 1 and 5)."""
+"""Precision algorithms: NITI and Octo translations (docs/seeds.md sections 1 and 5)."""
 from __future__ import annotations
 
 from collections import Counter

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from socsim.hw.cache import streams_numba as sn
+from socsim.workload.opkinds import lookup
 
 PAGE = 4096
 # MNN arm64 FP32 GEMM packing (MNNGetMatMulPackMode: eP=12, hP=8).
@@ -105,8 +106,7 @@ def _elt(dtype: str) -> int:
 
 def _out_elt(op) -> int:
     """Bytes per output element: int8 convolutions and GEMMs accumulate to int32 (NITI)."""
-    if op.dtype == "int8" and op.kind in ("conv2d", "conv2d_dgrad", "conv2d_wgrad", "dwconv2d",
-                                          "dwconv2d_dgrad", "dwconv2d_wgrad", "gemm"):
+    if op.dtype == "int8" and lookup(op.kind).is_mac:
         return 4
     return _elt(op.dtype)
 
@@ -131,11 +131,12 @@ def _as_dgrad_conv(s: dict) -> dict:
 def gemm_like_shape(op) -> dict:
     """The conv-shaped view every GEMM-like kernel streams over: a GEMM (m, k, n) as a 1x1 conv
     over m pixels, a conv's error gradient as the transposed conv over dY."""
-    if op.kind == "gemm":
+    kind = lookup(op.kind)
+    if kind.shape == "gemm":
         p = op.p
         return dict(batch=1, cin=p["k"], h=1, w=p["m"], cout=p["n"], kh=1, kw=1, stride=1, pad=0, oh=1, ow=p["m"])
     s = _conv_shape(op.p)
-    return _as_dgrad_conv(s) if op.kind == "conv2d_dgrad" else s
+    return _as_dgrad_conv(s) if kind.backward == "dgrad" and kind.kernel == "gemm" else s
 
 
 # ----------------------------------------------------------------------------- CPU kernels
@@ -144,8 +145,9 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
     s = gemm_like_shape(op)
-    rowmajor = op.kind == "gemm"
-    wgrad = op.kind == "conv2d_wgrad"
+    kind = lookup(op.kind)
+    rowmajor = kind.shape == "gemm"
+    wgrad = kind.backward == "wgrad"
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
     KH, KW, OH, OW = s["kh"], s["kw"], s["oh"], s["ow"]
     C4, O4 = (C + 3) // 4, (O + 3) // 4
@@ -171,7 +173,7 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
 
 def _plane_shape(op) -> dict:
     p = dict(op.p)
-    if op.kind.startswith("dwconv"):
+    if lookup(op.kind).kernel == "depthwise":
         c = p.get("cin", p.get("c"))
         s = _conv_shape({**p, "cin": c, "cout": c})
         s["c"] = c
@@ -190,8 +192,9 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
     s = _plane_shape(op)
     B, C, H, W = s["batch"], s["c"], s["h"], s["w"]
     KH, ST, PD, OH, OW, KW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"], s["kw"]
-    backward = op.kind.endswith("_dgrad") or op.kind.endswith("_bwd")
-    wgrad = op.kind.endswith("_wgrad")
+    kind = lookup(op.kind)
+    backward = kind.backward in ("dgrad", "bwd")
+    wgrad = kind.backward == "wgrad"
     if backward:  # read the output-shaped gradient, write the input-shaped one
         H, W, OH, OW = OH, OW, H, W
         ST, PD = 1, KH - 1 - PD
@@ -201,20 +204,26 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
     out_base = _align(in_bytes)
     planes = B * C4
     return _plan(sn.CPU_PLANE, line, (planes + threads - 1) // threads, in_bytes + out_bytes,
-                 threads=threads, dw=op.kind.startswith("dwconv"), wgrad=wgrad, H=H, W=W, C4=C4, KH=KH, KW=KW,
+                 threads=threads, dw=kind.kernel == "depthwise", wgrad=wgrad, H=H, W=W, C4=C4, KH=KH, KW=KW,
                  ST=ST, PD=PD, OH=OH, row_in=W * 4 * eb, ob_row=OW * 4 * (eb if wgrad else ob), in_base=0,
                  out_base=out_base, w_base=_align(out_base + out_bytes), planes=planes)
 
 
 def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
-    """Element-wise ops: inputs read and outputs written in contiguous chunks, dealt to threads.
-    The dynamic requantisation makes two passes (reduce-max, then reload and shift; SEEDS.md 1)."""
-    rd = max(int(op.bytes_read), 0)
-    wr = max(int(op.bytes_written), 0)
+    """Element-wise ops: inputs read and outputs written in contiguous chunks, dealt to threads,
+    in as many passes as the kind's ``passes`` (the dynamic requantisation makes two: reduce-max,
+    then reload and shift; docs/seeds.md 1)."""
+    return eltwise_stream(int(op.bytes_read), int(op.bytes_written), threads, line, lookup(op.kind).passes)
+
+
+def eltwise_stream(read_bytes: int, write_bytes: int, threads: int, line: int = 64, passes: int = 1) -> StreamPlan:
+    """The element-wise stream of ``read_bytes`` in and ``write_bytes`` out, in ``passes`` passes
+    (the output is written in the last)."""
+    rd = max(int(read_bytes), 0)
+    wr = max(int(write_bytes), 0)
     total = max(rd, wr, 1)
     chunks = max(1, (total + ELTWISE_CHUNK_BYTES - 1) // ELTWISE_CHUNK_BYTES)
     rounds = (chunks + threads - 1) // threads
-    passes = 2 if op.kind == "requant_dynamic" else 1
     return _plan(sn.ELTWISE, line, rounds * passes, rd + wr, threads=threads, rd=rd, wr=wr, chunks=chunks,
                  rchunk=(rd + chunks - 1) // chunks, wchunk=(wr + chunks - 1) // chunks, out_base=_align(rd),
                  rounds=rounds, passes=passes)
@@ -227,7 +236,7 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): one pass over the
     (padded) batch per output channel; weights in VTCM when they fit."""
     s = gemm_like_shape(op)
-    wgrad = op.kind == "conv2d_wgrad"
+    wgrad = lookup(op.kind).backward == "wgrad"
     B, C, H, W, O = batch, s["cin"], s["h"], s["w"], s["cout"]
     OH, OW = s["oh"], s["ow"]
     C4 = (C + 3) // 4
@@ -267,13 +276,14 @@ def op_macs(op) -> int:
     if op.macs:
         return int(op.macs)
     p = op.p
-    if op.kind == "gemm":
+    kind = lookup(op.kind)
+    if kind.shape == "gemm":
         return p["m"] * p["k"] * p["n"]
-    if op.kind.startswith("dwconv"):
+    if kind.kernel == "depthwise":
         c = p.get("cin", p.get("c"))
         s = _conv_shape({**p, "cin": c, "cout": c})
         return s["batch"] * c * s["oh"] * s["ow"] * s["kh"] * s["kw"]
-    if op.kind.startswith("conv2d"):
+    if kind.kernel == "gemm":
         s = _conv_shape(p)
         g = p.get("groups", 1) or 1
         return s["batch"] * s["cout"] * s["oh"] * s["ow"] * (s["cin"] // g) * s["kh"] * s["kw"]

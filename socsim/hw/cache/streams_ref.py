@@ -15,6 +15,7 @@ import numpy as np
 from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL
 from socsim.hw.cache.streams import (CPU_TILE_OC, CPU_TILE_PIXELS, ELTWISE_CHUNK_BYTES, _align,
                                      _elt, _out_elt, _plane_shape, gemm_like_shape)
+from socsim.workload.opkinds import lookup
 
 Streams = list[tuple[np.ndarray, np.ndarray]]
 
@@ -92,8 +93,9 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
     s = gemm_like_shape(op)
-    rowmajor = op.kind == "gemm"
-    wgrad = op.kind == "conv2d_wgrad"
+    kind = lookup(op.kind)
+    rowmajor = kind.shape == "gemm"
+    wgrad = kind.backward == "wgrad"
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
     KH, KW, ST, PD, OH, OW = s["kh"], s["kw"], s["stride"], s["pad"], s["oh"], s["ow"]
     C4 = (C + 3) // 4
@@ -171,8 +173,9 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
     s = _plane_shape(op)
     B, C, H, W = s["batch"], s["c"], s["h"], s["w"]
     KH, ST, PD, OH, OW, KW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"], s["kw"]
-    backward = op.kind.endswith("_dgrad") or op.kind.endswith("_bwd")
-    wgrad = op.kind.endswith("_wgrad")
+    kind = lookup(op.kind)
+    backward = kind.backward in ("dgrad", "bwd")
+    wgrad = kind.backward == "wgrad"
     if backward:  # read the output-shaped gradient, write the input-shaped one
         H, W, OH, OW = OH, OW, H, W
         ST, PD = 1, KH - 1 - PD
@@ -199,7 +202,7 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
     def plane(pl: int, bld: _Builder) -> None:
         ibase = in_base + pl * H * W * 4 * eb
         obase = out_base + pl * OH * ob_row
-        if op.kind.startswith("dwconv"):
+        if kind.kernel == "depthwise":
             bld.run(w_base + (pl % C4) * KH * KW * 4 * 4, KH * KW * 4 * 4)
         bld.runs(rel_starts + np.where(is_out, obase, ibase), lens, kinds)
 
@@ -218,7 +221,7 @@ def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
 
 def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """Element-wise ops: inputs read and outputs written in contiguous chunks, dealt to threads.
-    The dynamic requantisation makes two passes (reduce-max, then reload and shift; SEEDS.md 1)."""
+    The dynamic requantisation makes two passes (reduce-max, then reload and shift; docs/seeds.md 1)."""
     rd = max(int(op.bytes_read), 0)
     wr = max(int(op.bytes_written), 0)
     total = max(rd, wr, 1)
@@ -227,7 +230,7 @@ def eltwise_plan(op, threads: int, line: int = 64) -> StreamPlan:
     wchunk = (wr + chunks - 1) // chunks
     out_base = _align(rd)
     rounds = (chunks + threads - 1) // threads
-    passes = 2 if op.kind == "requant_dynamic" else 1
+    passes = lookup(op.kind).passes
 
     def segment(k: int) -> Streams:
         last = k // rounds == passes - 1
@@ -253,7 +256,7 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): one pass over the
     (padded) batch per output channel; weights in VTCM when they fit."""
     s = gemm_like_shape(op)
-    wgrad = op.kind == "conv2d_wgrad"
+    wgrad = lookup(op.kind).backward == "wgrad"
     s["batch"] = batch
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
     KH, ST, PD, OH, OW = s["kh"], s["stride"], s["pad"], s["oh"], s["ow"]

@@ -1,6 +1,6 @@
 """A memory-budget step inside a batch cuts it there, and ``on_memory_pressure`` may continue the
 batch with another plan (``RunContext.continue_batch``): what Sage needs to re-split
-mid-iteration (SEEDS.md 2).  socsim/engine/sim.py ``_run_batch``, ``_budget_hooks``."""
+mid-iteration (docs/seeds.md 2).  socsim/engine/sim.py ``_run_batch``, ``_budget_hooks``."""
 from __future__ import annotations
 
 from dataclasses import replace

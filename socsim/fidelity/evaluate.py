@@ -1,0 +1,110 @@
+"""Simulate every row of a measurement file and compare: per table n, time and energy MAPE,
+Kendall tau-b of the orderings and the worst rows, or, for a ratio table, the error of each ratio.
+The result is a JSON-ready dict (what ``socsim fidelity --json`` writes)."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from socsim.errors import InputError
+from socsim.fidelity.cases import Case, Suite, TableCases
+from socsim.fidelity.metrics import kendall_tau_b, mape, rel_error_pct, worst
+
+#: batches simulated per row: the per-batch figures of a fixed configuration settle from the first
+DEFAULT_BATCHES = 2
+#: rows listed as the worst of a table
+WORST = 5
+
+
+def _r(x: float | None) -> float | None:
+    """Six significant digits: readable, and stable across platforms' last bits."""
+    return None if x is None else float(f"{x:.6g}")
+
+
+def workload_of(case: Case, batches: int) -> dict[str, Any]:
+    """The socsim workload (a dict, as a YAML file would give it) that stands for ``case``."""
+    cpu: dict[str, Any] = {"governor": case.governor, "freq": case.freq}
+    if case.cores is not None:
+        cpu["cores"] = case.cores
+    return {"name": f"fidelity {case.id}", "model": case.model, "input": list(case.input),
+            "num_classes": case.num_classes, "batch_size": case.batch, "batches": batches, "mode": case.mode,
+            "scheduler": {"name": case.scheduler}, "cpu": cpu}
+
+
+def simulate(case: Case, batches: int, file: str) -> tuple[float, float]:
+    """(time, training energy) per batch of the run standing for ``case``; an error of the run
+    is an InputError at the row's place in the measurement file."""
+    from socsim.api import run
+
+    try:
+        s = run(case.soc, workload_of(case, batches), deterministic=True, reports=False).summary
+    except InputError as e:
+        raise InputError(f"socsim cannot run this row: {e.render()}", file=file, field=case.where, value=case.id,
+                         line=case.line) from None
+    n = max(int(s["batches"]), 1)
+    return float(s["per_batch"]["time_s"]), float(s["energy_j"]["training"]) / n
+
+
+def evaluate(suite: Suite, batches: int = DEFAULT_BATCHES, worst_n: int = WORST,
+             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Run every distinct configuration of ``suite`` once and compare each table."""
+    if batches < 1:
+        raise InputError("must be at least 1", field="--batches", value=batches)
+    unique: dict[tuple, Case] = {}
+    for t in suite.tables:
+        for c in t.cases:
+            unique.setdefault(c.run_key(), c)
+    sims: dict[tuple, tuple[float, float]] = {}
+    for i, (key, case) in enumerate(unique.items()):
+        sims[key] = simulate(case, batches, suite.file)
+        if progress:
+            progress(i + 1, len(unique))
+    return {"file": suite.file, "format": suite.format, "source": suite.source, "batches_per_row": batches,
+            "tables": [_table(t, sims, worst_n) for t in suite.tables],
+            "skipped": [{"what": w, "reason": r} for w, r in suite.skipped], "notes": list(suite.notes)}
+
+
+def _rows(t: TableCases, sims: dict[tuple, tuple[float, float]]) -> list[dict[str, Any]]:
+    rows = []
+    for c in t.cases:
+        st, se = sims[c.run_key()]
+        row = {"id": c.id, "soc": c.soc, "model": c.model, "mode": c.mode, "batch": c.batch, "config": c.config(),
+               "measured_time_s": _r(c.time_s), "simulated_time_s": _r(st),
+               "time_error_pct": _r(rel_error_pct(c.time_s, st))}
+        if c.energy_j is not None:
+            row.update(measured_energy_j=_r(c.energy_j), simulated_energy_j=_r(se),
+                       energy_error_pct=_r(rel_error_pct(c.energy_j, se)))
+        rows.append(row)
+    return rows
+
+
+def _table(t: TableCases, sims: dict[tuple, tuple[float, float]], worst_n: int) -> dict[str, Any]:
+    rows = _rows(t, sims)
+    if t.compare == "ratios":
+        return _ratio_table(t, rows, worst_n)
+    times = [(r["measured_time_s"], r["simulated_time_s"]) for r in rows]
+    energies = [(r["measured_energy_j"], r["simulated_energy_j"]) for r in rows if "measured_energy_j" in r]
+    errors = [max(abs(r["time_error_pct"]), abs(r.get("energy_error_pct") or 0.0)) for r in rows]
+    return {"name": t.name, "compare": "absolute", "n": len(rows),
+            "time_mape_pct": _r(mape(*_cols(times))),
+            "energy_mape_pct": _r(mape(*_cols(energies))) if energies else None,
+            "time_tau": _r(kendall_tau_b(*_cols(times))),
+            "energy_tau": _r(kendall_tau_b(*_cols(energies))) if energies else None,
+            "worst": worst([r["id"] for r in rows], errors, worst_n), "rows": rows}
+
+
+def _ratio_table(t: TableCases, rows: list[dict[str, Any]], worst_n: int) -> dict[str, Any]:
+    sim_time = {r["id"]: r["simulated_time_s"] for r in rows}
+    ratios = []
+    for q in t.ratios:
+        simulated = sim_time[q.num] / sim_time[q.den]
+        ratios.append({"name": q.name, "kind": q.kind, "num": q.num, "den": q.den, "measured": _r(q.measured),
+                       "simulated": _r(simulated), "error_pct": _r(rel_error_pct(q.measured, simulated))})
+    pairs = [(q["measured"], q["simulated"]) for q in ratios]
+    return {"name": t.name, "compare": "ratios", "n": len(ratios), "ratio_mape_pct": _r(mape(*_cols(pairs))),
+            "ratio_tau": _r(kendall_tau_b(*_cols(pairs))),
+            "worst": worst([q["name"] for q in ratios], [q["error_pct"] for q in ratios], worst_n),
+            "ratios": ratios, "rows": rows}
+
+
+def _cols(pairs: list[tuple[float, float]]) -> tuple[list[float], list[float]]:
+    return [p[0] for p in pairs], [p[1] for p in pairs]

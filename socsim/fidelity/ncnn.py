@@ -1,0 +1,170 @@
+"""The ncnn benchmark list as ratio tables: kernel-level inference latencies of another framework
+are compared as ratios between runs on the same phone (1 -> 4 threads, big vs little cores,
+INT8 vs FP32, GPU vs CPU), each measured and simulated, never as absolute times."""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from pathlib import Path
+
+from socsim.fidelity.cases import Case, RatioCase, Suite, TableCases
+from socsim.fidelity.formats import NcnnFile, NcnnRun
+from socsim.spec import list_socs, load_soc
+from socsim.spec.loader import _Lines
+from socsim.workload.model import ModelError
+from socsim.workload.zoo import canonical_name
+
+#: ncnn's device names -> socsim's SoC, only where the chip is the same, with what differs
+DEVICES: tuple[tuple[str, str, str | None], ...] = (
+    (r"Snapdragon 855\+", "sd855", "Snapdragon 855+ (SM8150-AC) is sd855's chip at higher clocks: prime core "
+     "2.96 GHz against 2.84 GHz, GPU 675 MHz against 585 MHz; simulated at sd855's"),
+    (r"Snapdragon 855(?!\+)", "sd855", None),
+    (r"Snapdragon 865(?!\+)", "sd865", None),
+    (r"Snapdragon 888(?!\+)", "sd888", None),
+    (r"Snapdragon 845", "sd845", None),
+    (r"Snapdragon 750G", "sd750g", None),
+    (r"Exynos 9820", "exynos9820", None),
+)
+INPUT = (3, 224, 224)   # benchncnn's inputs (ImageNet models, 1000 classes)
+CLASSES = 1000
+MODEL_NOTE = ("ncnn FP32 CPU runs as socsim's mnn-fp32, INT8 (_int8 models) as mnn-int8, the Vulkan GPU as "
+              "mnn-fp32-gpu: mode inference, batch 1, 3x224x224, 1000 classes; one thread per core "
+              "(powersave 2: big<n>, 1: little<n>, 0 with every core: all; more threads than cores: one per core)")
+
+
+def device_soc(device: str) -> tuple[str | None, str | None, str]:
+    """(socsim SoC, note on what differs, the short name that runs' labels give) for an ncnn
+    device name; (None, None, device) if socsim has no spec of its chip."""
+    for pattern, soc, note in DEVICES:
+        m = re.search(pattern, device)
+        if m and soc in list_socs():
+            return soc, note, soc if note is None else f"{soc} ({m.group(0).removeprefix('Snapdragon ')})"
+    return None, None, device
+
+
+def _model(key: str) -> tuple[str | None, bool]:
+    """(zoo name or None, INT8?) of an ncnn model key (``resnet18_int8``)."""
+    int8 = key.endswith("_int8")
+    try:
+        return canonical_name(key.removesuffix("_int8")), int8
+    except ModelError:
+        return None, int8
+
+
+def _cores(run: NcnnRun, soc: str) -> tuple[str | None, str | None]:
+    """(socsim core set, or None and why not) of a CPU run's threads and powersave."""
+    spec = load_soc(soc)
+    little = len(spec.cpu.clusters[0].core_ids)
+    big = sum(len(c.core_ids) for c in spec.cpu.clusters[1:])
+    if run.powersave == 2:
+        return f"big{min(run.threads, big)}", None
+    if run.powersave == 1:
+        return f"little{min(run.threads, little)}", None
+    if run.threads >= little + big:
+        return "all", None
+    return None, (f"powersave 0 (any cores) with {run.threads} of {little + big} cores: the cores the OS chose "
+                  "are not known")
+
+
+def ncnn_suite(f: NcnnFile, lines: _Lines, file: str) -> Suite:
+    """Ratio tables over the devices socsim has a spec for; the rest listed as skipped."""
+    skipped: list[tuple[str, str]] = []
+    notes = [MODEL_NOTE, f"socsim's SoCs (socsim list socs): {', '.join(list_socs())}"]
+    missing_models: set[str] = set()
+    cases: dict[str, Case] = {}
+    ratios: dict[str, list[RatioCase]] = defaultdict(list)
+    for di, dev in enumerate(f.devices):
+        soc, note, label = device_soc(dev.device)
+        if soc is None:
+            skipped.append((dev.device, "socsim has no spec of this chip"))
+            continue
+        if note:
+            notes.append(note)
+        run_cases: list[dict[str, Case]] = []
+        for ri, run in enumerate(dev.runs):
+            got: dict[str, Case] = {}
+            for key, ms in run.avg_ms.items():
+                model, int8 = _model(key)
+                if model is None:
+                    missing_models.add(key.removesuffix("_int8"))
+                    continue
+                case = _case(file, lines, di, ri, run, key, model, int8, soc, label, ms, dev.device, skipped)
+                if case is not None:
+                    got[key] = case
+            run_cases.append(got)
+        for kind, name, context, num, den in _pairs(dev.runs, run_cases):
+            ratios[kind].append(RatioCase(table=f"ncnn {kind}", kind=kind, name=f"{name}, {label}, {context}",
+                                          num=num.id,
+                                          den=den.id, where=num.where, measured=num.time_s / den.time_s))
+            cases.setdefault(num.id, num)
+            cases.setdefault(den.id, den)
+    for model in sorted(missing_models):
+        skipped.append((model, "not in socsim's model zoo (socsim list models)"))
+    tables = [TableCases(f"ncnn {kind}", "ratios", _used(cases, rs), rs) for kind, rs in sorted(ratios.items())]
+    if "big/little" not in ratios:
+        notes.append("big/little: no device socsim has a spec of was measured on its big and on its little cores "
+                     "alone at the same thread count (powersave 2 and 1)")
+    return Suite(file=file, format="ncnn", source=Path(file).name, tables=tables, skipped=skipped, notes=notes)
+
+
+def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, model: str, int8: bool, soc: str,
+          label: str, ms: float, device: str, skipped: list[tuple[str, str]]) -> Case | None:
+    """The socsim run of one model in one benchncnn run, or None (with the reason in ``skipped``)."""
+    where = f"{di}.runs.{ri}.avg_ms.{key}"
+    what = f"{label} run {ri} {key}"
+    if run.gpu_device >= 0:
+        if int8:
+            skipped.append((what, "socsim's GPU runs FP32 only"))
+            return None
+        if load_soc(soc).gpu is None:
+            skipped.append((what, f"{soc} has no GPU in socsim"))
+            return None
+        scheduler, cores, unit = "mnn-fp32-gpu", None, "gpu"
+    else:
+        cores, why = _cores(run, soc)
+        if cores is None:
+            skipped.append((what, why or ""))
+            return None
+        scheduler, unit = ("mnn-int8" if int8 else "mnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
+    return Case(table="ncnn", id=f"{label} {key} [{unit}]", where=where, line=lines.nearest((di, "runs", ri)),
+                soc=soc, model=model, input=INPUT, num_classes=CLASSES, batch=1, mode="inference",
+                scheduler=scheduler, cores=cores, freq="max", governor="performance", time_s=ms / 1000.0,
+                device=device)
+
+
+def _on(run: NcnnRun) -> str:
+    """A CPU run in a few words: '4 threads, big cores'."""
+    cores = {0: "any cores", 1: "little cores", 2: "big cores"}[run.powersave]
+    return f"{run.threads} thread{'s' if run.threads > 1 else ''}, {cores}"
+
+
+def _pairs(runs: list[NcnnRun], cases: list[dict[str, Case]]):
+    """(kind, model, context, numerator case, denominator case) of every ratio the runs of one
+    device give."""
+    cpu = [i for i, r in enumerate(runs) if r.gpu_device < 0]
+    for i in cpu:
+        for j in cpu:
+            a, b = runs[i], runs[j]
+            if a.powersave == b.powersave and a.threads < b.threads:
+                for key in sorted(set(cases[i]) & set(cases[j])):
+                    yield (f"threads {a.threads}->{b.threads}", key, _on(a).split(", ")[1], cases[i][key],
+                           cases[j][key])
+            if a.threads == b.threads and a.powersave == 1 and b.powersave == 2:
+                for key in sorted(set(cases[i]) & set(cases[j])):
+                    yield "big/little", key, _on(a).split(", ")[0], cases[i][key], cases[j][key]
+        for key in sorted(cases[i]):
+            if key.endswith("_int8") and key.removesuffix("_int8") in cases[i]:
+                yield ("INT8/FP32", key.removesuffix("_int8"), _on(runs[i]), cases[i][key],
+                       cases[i][key.removesuffix("_int8")])
+    for g, run in enumerate(runs):
+        if run.gpu_device < 0:
+            continue
+        for i in cpu:
+            if runs[i].threads == run.threads and runs[i].powersave == run.powersave:
+                for key in sorted(set(cases[g]) & set(cases[i])):
+                    yield "GPU/CPU", key, f"CPU {_on(runs[i])}", cases[g][key], cases[i][key]
+
+
+def _used(cases: dict[str, Case], ratios: list[RatioCase]) -> list[Case]:
+    ids = {r.num for r in ratios} | {r.den for r in ratios}
+    return [c for cid, c in cases.items() if cid in ids]

@@ -1,0 +1,82 @@
+"""Reading the measurement formats and mapping rows to socsim runs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from socsim.fidelity import load_measurements
+from socsim.fidelity.evaluate import workload_of
+from socsim.fidelity.ncnn import device_soc
+from socsim.spec import workload_from_dict
+from tests.fidelity.helpers import write
+
+ROOT = Path(__file__).resolve().parents[2]
+DEV = ROOT / "calibration" / "dev"
+
+
+def test_dev_files_are_the_published_ones_with_their_headers():
+    for name in ("minenergy_table2.yaml", "ncnn_phones.yaml"):
+        assert (DEV / name).read_text().startswith("# DEVELOPMENT SET")
+
+
+def test_minenergy_rows_map_to_core_sets_and_nearest_opps():
+    suite = load_measurements(DEV / "minenergy_table2.yaml")
+    (table,) = suite.tables
+    assert table.compare == "absolute" and len(table.cases) == 21
+    by_id = {c.id: c for c in table.cases}
+    c = by_id["BIG1@H"]
+    assert (c.soc, c.model, c.batch, c.mode, c.scheduler) == ("sd855", "alexnet", 16, "train", "mnn-fp32")
+    assert (c.cores, c.governor) == ("big1", "userspace")
+    assert c.freq == {"little": 1800.0, "mid": 2400.0, "prime": 2400.0}
+    assert (c.time_s, c.energy_j) == (4.2, 10.6)
+    low = by_id["HYBRID8@L"]
+    assert low.cores == "hybrid8" and low.freq == {"little": 600.0, "mid": 800.0, "prime": 800.0}
+    assert by_id["LITTLE4@M"].freq["little"] == 1200.0
+
+
+def test_a_row_becomes_a_valid_workload():
+    case = load_measurements(DEV / "minenergy_table2.yaml").tables[0].cases[0]
+    wl = workload_from_dict(workload_of(case, 2))
+    assert (wl.model, wl.batch_size, wl.batches, wl.mode) == ("alexnet", 16, 2, "train")
+    assert (wl.cpu.cores, wl.cpu.governor, wl.scheduler.name) == ("big1", "userspace", "mnn-fp32")
+    assert wl.cpu.freq == {"little": 1800.0, "mid": 2400.0, "prime": 2400.0}
+
+
+def test_ncnn_devices_map_only_to_the_same_chip():
+    soc, note, label = device_soc("Qualcomm SM8150-AC Snapdragon 855+ (Kyro485 2.96 GHz ...)")
+    assert soc == "sd855" and "2.96" in note and "855+" in label
+    assert device_soc("Qualcomm Snapdragon 888 (Cortex-X1 2.84GHz x1 ...)")[:2] == ("sd888", None)
+    assert device_soc("Qualcomm SDM765G Snapdragon 765G (...)")[0] is None
+    assert device_soc("Kirin 970 (Cortex-A73 2.4GHz x 4 + Cortex-A53 1.8GHz x 4)")[0] is None
+
+
+def test_ncnn_ratios_pair_runs_of_one_device():
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    tables = {t.name: t for t in suite.tables}
+    assert set(tables) == {"ncnn threads 1->4", "ncnn INT8/FP32", "ncnn GPU/CPU"}
+    threads = tables["ncnn threads 1->4"]
+    alex = next(r for r in threads.ratios if r.name.startswith("alexnet,"))
+    assert alex.measured == pytest.approx(24.92 / 11.91)
+    cases = {c.id: c for c in threads.cases}
+    assert (cases[alex.num].cores, cases[alex.den].cores) == ("big1", "big4")
+    assert all(c.mode == "inference" and c.batch == 1 and c.soc == "sd855" for c in threads.cases)
+    gpu = {c.scheduler for c in tables["ncnn GPU/CPU"].cases}
+    assert gpu == {"mnn-fp32", "mnn-fp32-gpu"}
+    assert {c.scheduler for c in tables["ncnn INT8/FP32"].cases} == {"mnn-fp32", "mnn-int8"}
+    skipped = dict(suite.skipped)
+    assert skipped["squeezenet"].startswith("not in socsim's model zoo")
+    assert any(w.startswith("Kirin 970") for w in skipped)
+    assert any("855+" in n for n in suite.notes) and any(n.startswith("big/little") for n in suite.notes)
+
+
+def test_general_format_fills_defaults_and_reads_ratios(tmp_path):
+    suite = load_measurements(write(tmp_path))
+    train, inference = suite.tables
+    assert [c.id for c in train.cases] == ["big4", "little1", "big1"]
+    little = train.cases[1]
+    assert (little.freq, little.governor, little.energy_j) == ("min", "userspace", 0.006)
+    assert train.cases[0].governor == "schedutil" and train.cases[2].energy_j is None
+    assert inference.compare == "ratios" and inference.cases[0].mode == "inference"
+    (ratio,) = inference.ratios
+    assert ratio.measured == pytest.approx(2.0)
