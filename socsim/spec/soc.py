@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator
 
 from socsim.spec.base import Sourced, StrictModel
+from socsim.spec.coretypes import fitted_fp32_efficiency
 
 
 class Opp(StrictModel):
@@ -98,6 +99,8 @@ class Cluster(_OppRange, Sourced):
     # bounds: a scalar core does 1 FLOP/cycle, the widest SVE core ~64; outside is a typo
     fp32_flops_per_cycle: float = Field(ge=1, le=1024, description="peak FP32 FLOPs/cycle/core (FMA = 2)")
     int8_macs_per_cycle: float = Field(ge=1, le=4096, description="peak INT8 MACs/cycle/core (sdot)")
+    # filled from socsim.spec.coretypes for a core type listed there (a property of the core type,
+    # the same on every SoC); a spec gives it only for core types the table does not list
     fp32_efficiency: float = Field(gt=0, le=1, description="achieved/peak for training kernels")
     int8_efficiency: float = Field(gt=0, le=1)
     l1d: CacheLevel
@@ -110,6 +113,20 @@ class Cluster(_OppRange, Sourced):
     @classmethod
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
         return check_opps(v)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _core_type_efficiency(cls, data):
+        if not isinstance(data, dict) or not isinstance(data.get("core_type"), str):
+            return data
+        fitted = fitted_fp32_efficiency(data["core_type"])
+        if fitted is None:
+            return data
+        given = data.get("fp32_efficiency")
+        if given is not None and abs(float(given) - fitted) > 1e-9:
+            raise ValueError(f"fp32_efficiency {given} for a {data['core_type']} core: the core type's fitted value "
+                             f"is {fitted} (socsim/spec/coretypes.py), the same on every SoC; leave the field out")
+        return {**data, "fp32_efficiency": fitted}
 
     @property
     def count(self) -> int:
@@ -136,6 +153,10 @@ class Uncore(Sourced):
     ddr_floor_mhz: dict[str, VoteTable] = Field(default_factory=dict, description="cluster -> (CPU MHz, DDR MHz) floor")
     ddr_peak_mhz: PositiveFloat = Field(description="DDR clock at which dram.bandwidth_gbs and dram.latency_ns hold")
     dram_ddr_cycles: float = Field(ge=0, description="part of dram.latency_ns that is DDR-clock cycles")
+    # The memory subsystem's power at the voted clocks (socsim.hw.power.uncore_power_mw): DDR,
+    # its controller and PHY, the LLCC and the NoC, which the votes move together.  0: not modelled.
+    power_top_mw: float = Field(0.0, ge=0, description="memory-subsystem power at the top DDR clock, above the idle floor")
+    power_exponent: float = Field(3.0, ge=1, le=3, description="P ~ f_ddr ** exponent (1: fixed voltage, 3: V ~ f)")
 
     @staticmethod
     def lookup(table: VoteTable, cpu_mhz: float) -> float:
@@ -154,6 +175,10 @@ class Uncore(Sourced):
 
     def top(self, which: str) -> float:
         return max(dev for tab in getattr(self, f"{which}_mhz").values() for _, dev in tab)
+
+    def floor(self, which: str) -> float:
+        """The lowest clock any cluster votes (the idle phone's)."""
+        return min(dev for tab in getattr(self, f"{which}_mhz").values() for _, dev in tab)
 
 
 class Cpu(Sourced):

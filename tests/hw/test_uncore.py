@@ -78,3 +78,16 @@ def test_part_of_an_op_does_not_scale_with_the_core_clock(sd855):
         # (lower L3/DDR clocks)
         assert t_lo.time_s < 3 * t_hi.time_s
         assert t_lo.stall_s > t_hi.stall_s
+
+
+def test_memory_subsystem_power_follows_the_voted_ddr_clock():
+    """socsim.hw.power.uncore_power_mw: 0 at the idle vote, the spec's figure at the top, rising
+    steeply (exponent 3) between; none without an uncore block."""
+    from socsim.hw.power import uncore_power_mw
+    from socsim.spec import load_soc
+    u = load_soc("sd855").cpu.uncore
+    assert uncore_power_mw(u, u.floor("ddr")) == 0.0
+    top = uncore_power_mw(u, u.ddr_peak_mhz)
+    assert top == pytest.approx(u.power_top_mw * (1 - (u.floor("ddr") / u.ddr_peak_mhz) ** 3))
+    assert 0 < uncore_power_mw(u, 451) < uncore_power_mw(u, 768) < uncore_power_mw(u, 1555) < top
+    assert uncore_power_mw(None, 2092) == 0.0 and uncore_power_mw(u, None) == 0.0
