@@ -20,4 +20,5 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 python3 -m pip install -q -e ".[test]"
+bash scripts/lint.sh
 exec python3 -m pytest -n 2 "$@"

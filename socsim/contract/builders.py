@@ -8,7 +8,7 @@ from socsim.contract.plan import Plan, Step
 
 def all_on(graph, unit: str) -> tuple[Step, ...]:
     """Every op of the graph on one unit, in graph order."""
-    return tuple(Step(op, unit) for op in graph.ops)  # type: ignore[arg-type]
+    return tuple(Step(op, unit) for op in graph.ops)
 
 
 def step_memory(graph) -> tuple[int, ...] | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Callable
+from typing import Callable, cast
 
 from socsim.contract.cores import check_freq_setting
 from socsim.contract.plan import DSP_GRAPH_MODES, Plan, Step
@@ -103,7 +103,7 @@ def _op_problem(op: Op) -> str | None:
     """What makes a plugin-built op uncostable (a NaN count, a zero stride), or None."""
     for name in _OP_COUNTS:
         v = getattr(op, name, None)
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or not 0 <= v < _MAX_COUNT:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or not 0 <= cast(float, v) < _MAX_COUNT:
             return f"{name} {v!r} (a count, 0 to 2^62)"
     try:
         params = dict(op.params)
@@ -130,7 +130,7 @@ def _check_plan_fields(plan: Plan, src: str, fail: Fail, batch_size: int | None)
         raise fail(f"the plan from {src} has shared_buffers {plan.shared_buffers!r}; expected True or False")
 
     def count(v) -> bool:
-        return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0
+        return not isinstance(v, bool) and isinstance(v, numbers.Real) and math.isfinite(v) and cast(float, v) >= 0
 
     def seconds(v) -> bool:   # an overhead longer than a day is a unit slip, not a phone
         return count(v) and v <= 86400

@@ -16,7 +16,7 @@ context the scheduler hooks see.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 
@@ -141,7 +141,7 @@ class Accounting:
         """
         a = start_s
         cut = end_s is not None and end_s < tpl.duration_s
-        dur = (end_s if cut else tpl.duration_s) - a
+        dur = (end_s if end_s is not None and cut else tpl.duration_s) - a
         t1 = t0 + dur
         static_mw, fg_mw = self._static(plan, freqs, tpl)
         n_grid = 0
@@ -159,7 +159,8 @@ class Accounting:
         # the governor polls on its own clock (every polling_s from t = 0), not the sampling
         # grid's: while it can act (a zone near or past a trip) the part is cut at its polls
         # too, so its decisions do not depend on the output's sampling period
-        polls = samples = None
+        polls: np.ndarray | None = None
+        samples: np.ndarray | None = None
         if self._near(self.temps[None, self._zone_nodes]) and math.isfinite(self._poll_s):
             offs, polls, samples = self._poll_grid(offs, t0, t1, dur)
         pieces = self._pieces(tpl, a, cum0, offs, static_mw)
@@ -191,7 +192,7 @@ class Accounting:
             batch_j = tpl.dyn_energy_j - cum0[0] + static_mw * 1e-3 * dur
         else:
             batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
-        if polls is not None:
+        if polls is not None and samples is not None:
             # the sampling boundaries among the pieces: the samples see pieces between them
             samples = samples[samples <= (stop if stop is not None else len(offs))]
             n_grid = len(samples)
@@ -247,7 +248,8 @@ class Accounting:
                 st.zone_peak_c[z] = float(zmax[j])
         self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
 
-    def _poll_grid(self, offs: np.ndarray, t0: float, t1: float, dur: float):
+    def _poll_grid(self, offs: np.ndarray, t0: float, t1: float,
+                   dur: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
         """The part's sampling pieces (ends ``offs``, part-relative, the last at ``dur``) cut at the
         governor's polls in (t0, t1] too: (the merged ends, which of them are polls, the indices of
         the sampling boundaries among them); (offs, None, None) when no poll falls in the part.
@@ -330,7 +332,7 @@ class Accounting:
         # the governor polls every ``polling_s``; between polls nothing can change, nor at a
         # poll with every zone idle and below its first trip (step_wise no-op)
         at = np.flatnonzero(polls)
-        hot = (zt[at] >= self._zone_alert + 5.0).any(axis=1).tolist()
+        hot = cast(list[bool], (zt[at] >= self._zone_alert + 5.0).any(axis=1).tolist())
         ends_l, zt_l = ends[at].tolist(), zt[at].tolist()
         idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
         names = self._zone_names

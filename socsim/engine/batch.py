@@ -7,7 +7,7 @@ agree by construction.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Iterator, Mapping
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class BatchWalker:
         return m[1], m[2]
 
     # -- power of a segment -------------------------------------------------------------
-    def cpu_dyn(self, busy_by_cluster: dict[str, float], activity: float, freqs: dict[str, float]) -> np.ndarray:
+    def cpu_dyn(self, busy_by_cluster: Mapping[str, float], activity: float, freqs: dict[str, float]) -> np.ndarray:
         dyn = np.zeros(len(self.rails))
         for name, n in busy_by_cluster.items():
             rail = cpu_rail(name)
@@ -102,7 +102,10 @@ class BatchWalker:
 
     def unit_mhz(self, unit: units.ComputeUnit, freqs: dict[str, float]) -> float:
         """The clock ``unit`` runs at under ``freqs``: the one the engine set, else its own."""
-        return freqs[unit.name] if unit.name in freqs else unit.clock_mhz(self.soc)
+        if unit.name in freqs:
+            return freqs[unit.name]
+        assert unit.clock_mhz is not None, f"unit {unit.name} has no clock"
+        return unit.clock_mhz(self.soc)
 
     def op_dyn(self, cost, unit: str, freqs: dict[str, float]) -> tuple[np.ndarray, dict[str, float]]:
         """Dynamic power (mW per rail) of an op's ``cost`` on ``unit``, and what it keeps busy."""
@@ -111,8 +114,10 @@ class BatchWalker:
         if u.host:
             return self.cpu_dyn(busy, cost.activity, freqs), busy
         dyn = np.zeros(len(self.rails))
-        d, _ = self.power.units[u.rail].power_mw(self.unit_mhz(u, freqs), 1.0, cost.activity, 25.0)
-        dyn[self.ridx[u.rail]] += d
+        rail = u.rail
+        assert rail is not None, f"unit {unit} draws on no rail"
+        d, _ = self.power.units[rail].power_mw(self.unit_mhz(u, freqs), 1.0, cost.activity, 25.0)
+        dyn[self.ridx[rail]] += d
         return dyn, {unit: 1.0}
 
     def uncore_mw(self, cost) -> float:

@@ -7,13 +7,14 @@ import math
 import numbers
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
 from socsim.engine.oracle import CostOracle
+from socsim.hw import units
 from socsim.hw.units import unit_runs
 from socsim.hw import fastrpc
 from socsim.spec.soc import SocSpec
@@ -77,7 +78,7 @@ class PlanContext:
             n = sum(1 for op in g.ops if id(op) in ids)
             if n:
                 counts[prec] = counts.get(prec, 0) + n
-        return max(sorted(counts), key=counts.get) if counts else None
+        return max(sorted(counts), key=lambda p: counts[p]) if counts else None
 
     # -- cores and operating points ----------------------------------------------------
     def cores(self, spec: str | list[int] | tuple[int, ...] | None = None, default: str = "big4",
@@ -123,24 +124,23 @@ class PlanContext:
                     check_clusters_mhz(self.soc, scope, s, "ctx.freqs")
                 except InputError as e:
                     raise ValueError(f"ctx.freqs(): {s:g} MHz is {e.message}") from None
-            out.append((c.name, pick_opp(c, s)))
+            out.append((c.name, pick_opp(c, cast(float, s))))
         return tuple(sorted(out))
 
     # -- profiling -----------------------------------------------------------------------
     def profile(self, op: Op, unit: str, cores: tuple[int, ...] | None = None,
                 freq: str | float | dict = "max", dsp_mhz: float | None = None) -> float:
         """Latency of ``op`` on ``unit`` (seconds; inf if unsupported)."""
-        if unit == "cpu":
+        u = units.unit(unit)
+        if u.host:
             cores = cores or self.cores()
-            cfg = self.oracle.config("cpu", cores=cores, freqs=self.freqs(cores, freq))
-        elif unit == "dsp":
-            if self.soc.dsp is None:
-                return float("inf")
-            cfg = self.oracle.config("dsp", dsp_mhz=dsp_mhz or self.dsp_mhz)
-        else:
-            if self.soc.gpu is None:
-                return float("inf")
-            cfg = self.oracle.config("gpu")
+            cfg = self.oracle.config(unit, cores=cores, freqs=self.freqs(cores, freq))
+        elif not u.present(self.soc):
+            return float("inf")
+        elif unit == "dsp":   # the DSP trains at the workload's clock (dsp.freq_mhz), or dsp_mhz
+            cfg = self.oracle.config(unit, mhz=dsp_mhz or self.dsp_mhz)
+        else:                 # any other unit at its default clock
+            cfg = self.oracle.config(unit)
         return self.oracle.time_s(op, unit, cfg)
 
     def estimate(self, plan, freq: str | float | dict | None = None, temp_c: float | None = None,
@@ -193,7 +193,7 @@ class PlanContext:
         estimates are then what they would have been, only sooner: a scheduler profiling many
         core sets (min-energy: 7 core sets x 3 levels) spends nearly all its time in the CPU
         model's cache simulation of every op on every core set."""
-        pairs = []
+        pairs: list[tuple] = []
         for plan in plans:
             if not plan.cpu_cores:
                 continue
@@ -218,9 +218,11 @@ class PlanContext:
         (as ``cpu.freq`` is; the engine refuses one outside the OPP range), else the SoC's
         training clock."""
         f = self.workload.dsp.freq_mhz
+        dsp = self.soc.dsp
+        assert dsp is not None, "the DSP clock of a SoC without a DSP"
         if f is None:
-            return self.soc.dsp.training_clock_mhz
-        return opp_for([o.freq_mhz for o in self.soc.dsp.opps], f)
+            return dsp.training_clock_mhz
+        return opp_for([o.freq_mhz for o in dsp.opps], f)
 
     def switch_s(self, bytes_crossing: int, shared_buffers: bool = False, unit: str = "dsp") -> float:
         """One hand-over between the CPU and ``unit`` moving ``bytes_crossing`` bytes: a FastRPC

@@ -5,7 +5,7 @@ A part of :class:`~socsim.engine.sim.Engine`."""
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 import simpy
@@ -37,6 +37,12 @@ class Environment:
     stats: RunStats
     recorder: Recorder
     acct: Accounting
+    scheduler: Any
+    # the temperatures, battery state of charge and battery temperature at the last batch's end
+    _batch_state: tuple[dict[str, float], float, float]
+    # provided by PlanSwitching, the engine's other part
+    _apply: Callable[[Plan | None, str], None]
+    _take_continuation: Callable[..., Any]
 
     def _check_environment(self, file: str | None) -> None:
         """The foreground loads against the SoC: a load on a core the SoC lacks, or moving more
@@ -198,24 +204,27 @@ class Environment:
         it cannot follow a drop).  An ``over memory budget`` event marks where each overrun
         starts: where memory first exceeds a budget, in a batch after one that kept to it or
         once another budget is in force (not at each of its excursions within that)."""
-        los, his, exc, caps = [], [], [], []  # the stretches over the budget, in time order
+        los: list[np.ndarray] = []  # the stretches over the budget, in time order
+        his: list[np.ndarray] = []
+        exc: list[np.ndarray] = []
+        caps: list[np.ndarray] = []
         for p in parts:
             e = np.clip(p.tpl.edges_s, p.a_s, p.b_s)
             start = p.t_s + (e[:-1] - p.a_s)
             end = start + np.diff(e)
             mem = p.tpl.mem_bytes
-            for at_s, until_s, cap in self._budget_steps:
+            for at_s, until_s, budget in self._budget_steps:
                 lo = np.maximum(start, at_s)
                 hi = np.minimum(end, until_s)
-                over = (hi - lo > 1e-12) & (mem > cap)  # (not a rounding sliver at a cut)
+                over = (hi - lo > 1e-12) & (mem > budget)  # (not a rounding sliver at a cut)
                 if over.any():
                     los.append(lo[over])
                     his.append(hi[over])
-                    exc.append(mem[over] - cap)
-                    caps.append(np.full(int(over.sum()), cap))
+                    exc.append(mem[over] - budget)
+                    caps.append(np.full(int(over.sum()), budget))
         if not los:
             return
-        lo, hi, ex, cap = (np.concatenate(x) for x in (los, his, exc, caps))
+        lo, hi, ex, cap = np.concatenate(los), np.concatenate(his), np.concatenate(exc), np.concatenate(caps)
         st = self.stats
         # a new overrun: against another budget, or after a batch that kept the budget
         last_batch, last_cap = self._over_last

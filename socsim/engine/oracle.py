@@ -167,4 +167,5 @@ def _init_worker(soc: SocSpec, dsp_batch_padding: bool) -> None:
 
 
 def _worker_costs(chunk: list) -> list:
+    assert _WORKER is not None, "a pool worker costs ops only after _init_worker"
     return [_WORKER.cost(op, units.host().name, cfg) for op, cfg in chunk]

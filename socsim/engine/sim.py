@@ -173,7 +173,7 @@ class Engine(PlanSwitching, Environment):
     def _stop(self) -> None:
         """End the run where the scheduler (or the battery) asked, with a ``stop`` event."""
         self.stats.stop_reason = self.rctx.stop_requested
-        self.recorder.instant(self.env.now, "engine", "stop", self.stats.stop_reason)
+        self.recorder.instant(self.env.now, "engine", "stop", self.stats.stop_reason or "")
 
     def _book_batch(self, b: int, t0: float, plan: Plan, ran: Plan, parts: list[Part], loads: tuple) -> BatchRecord:
         """Record a finished batch (its slices, memory over the budget, busy time, totals, its row
@@ -240,10 +240,12 @@ class Engine(PlanSwitching, Environment):
                 nxt = self._template(plan, freqs, prep, fg, cont)
                 a = tpl.map_offset(a, nxt)
                 tpl = nxt
-            cur = freqs
             end = self._budget_cut(t, tpl.duration_s - a)
-            b, energy = self.acct.account(t, tpl, plan, freqs, a, lambda caps, cur=cur: self._capped(request, caps) != cur,
-                                          None if end is None else a + end)
+
+            def caps_change(caps: dict[str, float], cur: dict[str, float] = freqs) -> bool:
+                return self._capped(request, caps) != cur
+
+            b, energy = self.acct.account(t, tpl, plan, freqs, a, caps_change, None if end is None else a + end)
             parts.append(Part(t, tpl, a, b, energy))
             if any(freqs[c] < request[c] for c in request):  # a cap holds a cluster below its request
                 self.stats.time_throttled_s += b - a

@@ -9,7 +9,11 @@ from socsim.contract import Plan, check_plan, plan_coverage, short_plan_note
 from socsim.errors import ScheduleError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import simpy
+
     from socsim.engine.context import PlanContext, RunContext
+    from socsim.spec.soc import SocSpec
+    from socsim.spec.workload import Workload
     from socsim.engine.recorder import Recorder
     from socsim.engine.stats import RunStats
 
@@ -24,6 +28,12 @@ class PlanSwitching:
     recorder: Recorder
     _plan: Plan
     _plan_key: tuple
+    soc: SocSpec
+    workload: Workload
+    env: simpy.Environment
+    if TYPE_CHECKING:  # the engine's property
+        @property
+        def scheduler_name(self) -> str: ...
 
     def _init_switching(self) -> None:
         self._pending_plan: Plan | None = None

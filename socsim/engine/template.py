@@ -85,7 +85,7 @@ class BatchTemplate:
         if len(self.seg_ids) == len(self.edges_s) - 1 and len(other.seg_ids):
             i, w = self._at(np.array([offset_s]))
             sid = self.seg_ids[i[0]]
-            hit = np.flatnonzero(other.seg_ids == sid) if sid >= 0 else ()
+            hit = np.flatnonzero(other.seg_ids == sid) if sid >= 0 else np.empty(0, np.intp)
             if len(hit):
                 j, e = int(hit[0]), other.edges_s
                 return float(e[j] + w[0] * (e[j + 1] - e[j]))

@@ -12,7 +12,7 @@ from rich.console import Console
 from engine_runs import SOC, lenet, run
 from socsim.engine.context import build_graph
 from socsim.hw.units import unit_runs
-from socsim.engine.sim import check_plan
+from socsim.contract import check_plan
 from socsim.errors import ScheduleError
 from socsim.hw import units
 from socsim.hw.power import RAIL_GPU
@@ -48,6 +48,8 @@ class OnNpu(BaseScheduler):
     name = "on-npu"
 
     def plan(self, ctx) -> Plan:
+        conv = next(op for op in ctx.graph().ops if op.macs > 0)
+        assert 0 < ctx.profile(conv, "npu") < float("inf")   # a scheduler can profile on it
         steps = tuple(Step(op, "npu" if op.macs > 0 else "cpu") for op in ctx.graph().ops)
         return Plan(steps=steps, cpu_cores=(4, 5, 6, 7), label="npu")
 
