@@ -34,7 +34,7 @@ MICRO_BATCHES = (1, 2, 4, 6, 8, 16, 32)
 
 def per_sample_rows(model: str = "resnet50") -> list[str]:
     """GPU time per sample of the unoptimised graph, and its ratio to the time at batch 32 (the
-    calibration of socsim/hw/gpu.py FILL_WORK reads ResNet-50's MTP off this ratio)."""
+    ResNet-50 MTP, pinned in tests/hw/test_gpu_calibration.py, is read off this ratio)."""
     ms = []
     for m in MICRO_BATCHES:
         ctx = _ctx(batch=m, model=model)

@@ -2,6 +2,7 @@
 so notebooks, sweeps and tests use the same path as the command line."""
 from __future__ import annotations
 
+import json
 import errno
 import os
 import shutil
@@ -278,11 +279,40 @@ def _publish(tmp: Path, out: Path) -> list[str]:
     return names
 
 
+def _run_model(soc, workload, model: Any, example_input: Any, *, overrides, **kw) -> RunResult:
+    """``run`` with ``model`` (a name, a path or a torch module) in place of the workload's."""
+    from socsim.workload.model import ModelError
+    from socsim.workload.torch_import import export_module, is_module
+
+    if isinstance(overrides, dict):
+        sets: list[str] = [f"{k}={json.dumps(v)}" for k, v in overrides.items()]
+    else:
+        sets = list(overrides or [])
+    if not is_module(model):
+        if not isinstance(model, (str, Path)):
+            raise InputError("expected a model name, an .onnx path or a torch.nn.Module", field="model",
+                             value=type(model).__name__)
+        return run(soc, workload, overrides=[*sets, f"model={json.dumps(str(model))}"], **kw)
+    with tempfile.TemporaryDirectory(prefix="socsim-torch-") as d:
+        try:
+            path, dims = export_module(model, example_input, Path(d) / f"{type(model).__name__}.onnx")
+        except ModelError as e:
+            raise InputError(e.message, field=e.field, value=e.value) from None
+        return run(soc, workload, overrides=[*sets, f"model={json.dumps(str(path))}",
+                                             f"input={json.dumps(list(dims))}"], **kw)
+
+
 def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
         overrides: list[str] | dict | None = None, scheduler: str | None = None,
         out: str | Path | None = None, progress: Callable[[int, int], None] | None = None,
-        deterministic: bool = False, reports: bool = True, scheduler_label: str | None = None) -> RunResult:
+        deterministic: bool = False, reports: bool = True, scheduler_label: str | None = None,
+        model: Any = None, example_input: Any = None) -> RunResult:
     """Simulate ``workload`` on ``soc``.
+
+    ``model``: train this model instead of the workload's: a zoo or plugin name, an ``.onnx``
+    path, or a ``torch.nn.Module`` (the ``torch`` extra; it is exported to ONNX for inputs shaped
+    like ``example_input``, a tensor with the batch first, whose per-sample shape becomes the
+    workload's ``input``).
 
     ``overrides``: ``--set`` style ``key=value`` strings or a dict of dotted paths.
     ``scheduler``: run this scheduler instead of the workload's ``scheduler.name``; the file's
@@ -299,6 +329,10 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     from socsim.report.events import StreamRecorder
     from socsim.report.summary import build_summary
 
+    if model is not None:
+        return _run_model(soc, workload, model, example_input, overrides=overrides, scheduler=scheduler,
+                          out=out, progress=progress, deterministic=deterministic, reports=reports,
+                          scheduler_label=scheduler_label)
     spec = _resolve_soc(soc)
     labels = {"scheduler_label": scheduler_label} if scheduler_label else {}
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler, **labels)

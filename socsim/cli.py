@@ -661,7 +661,65 @@ def validate(file, soc, scheduler, sets):
 
 
 @main.command()
-@click.argument("file")
+@click.argument("fleet_file", metavar="FLEET")
+@click.option("--soc-mix", default=None, metavar="SOC=SHARE,...",
+              help="replace the fleet's phones: e.g. sd865=0.6,sd888=0.4 (each runs population.scheduler)")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--address", default=None, help="Ray cluster: auto or ray://host:port (default: a local instance)")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="local: worker processes; ray: client runs in flight")
+@click.option("--out", default=None, help="directory for fleet.json, rounds.csv, clients.csv, report.html")
+@click.option("--json", "json_path", default=None, help="write the fleet summary JSON here ('-' for stdout)")
+@click.option("--quiet", is_flag=True, help="no console table or progress")
+def fleet(fleet_file, soc_mix, backend, address, jobs, out, json_path, quiet):
+    """Simulate a federated FLEET (a fleet YAML): rounds of many phones' local training."""
+    from socsim.api import dump_json
+    from socsim.fleet import load_fleet, parse_soc_mix, run_fleet
+
+    if not 1 <= jobs <= 1024:
+        raise InputError("must be 1 to 1024", field="--jobs", value=jobs)
+    json_path = _stdout_alias(json_path)
+    _check_outputs(json=json_path)
+    spec = load_fleet(fleet_file, parse_soc_mix(soc_mix) if soc_mix else None)
+    prog = _Progress("fleet", enabled=not quiet and json_path != "-", after_s=0.5, unit="runs",
+                     waiting="starting")
+
+    def progress(r: int, done: int, total: int) -> None:
+        prog.label = f"round {r + 1}/{spec.plan.rounds}"
+        prog(done, total)
+
+    try:
+        res = run_fleet(fleet_file, soc_mix=parse_soc_mix(soc_mix) if soc_mix else None, backend=backend,
+                        jobs=jobs, address=address, out=out, progress=progress)
+    finally:
+        prog.close()
+    if json_path:
+        _write_atomic(json_path, dump_json(res.summary))
+    if not quiet and json_path != "-":
+        s = res.summary
+        p = s["participation"]
+        lines = [f"fleet {s['fleet']}: {s['clients']} clients, {s['rounds']} rounds, "
+                 f"{p['trained']}/{p['selected']} client rounds trained ({p['rate']:.1%}); "
+                 f"round time median {s['round_time_s']['p50']:.3g} s; "
+                 f"energy {s['energy_j']['total']:.6g} J (radio {s['energy_j']['radio']:.6g} J); "
+                 f"{s['engine_runs']} engine runs for {s['client_runs']} client runs",
+                 "dropped: " + ", ".join(f"{k} {v}" for k, v in s["dropped"].items())]
+        lines += [f"vs {k}: saves {v['saving']:.1%} of the training energy ({v['energy_j']:.6g} J against "
+                  f"{v['baseline_energy_j']:.6g} J)" for k, v in s["vs_baselines"].items()]
+        if out:
+            lines.append(f"wrote {out}/fleet.json, rounds.csv, clients.csv, report.html")
+        for line in lines:
+            out_console.print(escape(line))
+
+
+@main.command()
+@click.argument("file", required=False)
+@click.option("--trace", "trace_path", default=None,
+              help="a phone's Perfetto trace to compare with a run of --workload on --soc (docs/trace.md)")
+@click.option("--workload", default=None, help="with --trace: the workload the phone ran")
+@click.option("--soc", default=None, help="with --trace: the SoC to simulate it on")
+@click.option("--slice", "slice_name", default="batch", show_default=True,
+              help="with --trace: the name of the trace's slices that are one batch each")
 @click.option("--batches", type=int, default=None,
               help="batches simulated per row  [default: 2; a fixed configuration's per-batch figures settle from the first]")
 @click.option("--json", "json_path", default=None, help="write the report as JSON here ('-' for stdout)")
@@ -669,11 +727,12 @@ def validate(file, soc, scheduler, sets):
               help="write the report as Markdown here ('-' for stdout; docs/validation.md's section is made so)")
 @click.option("--rows", "all_rows", is_flag=True, help="print every row, not only each table's worst")
 @click.option("--quiet", is_flag=True, help="no console tables or progress")
-def fidelity(file, batches, json_path, markdown_path, all_rows, quiet):
+def fidelity(file, trace_path, workload, soc, slice_name, batches, json_path, markdown_path, all_rows, quiet):
     """Simulate every row of a measurement FILE (docs/fidelity.md) and compare with the phone.
 
     Per table: n, time and energy MAPE, Kendall tau-b of the orderings (time, energy) and the
     worst rows; for a table of ratios between runs (the ncnn benchmarks), each ratio's error.
+    With --trace (no FILE): a phone's Perfetto trace against a run of --workload on --soc.
     """
     from socsim.api import dump_json
     from socsim.fidelity import DEFAULT_BATCHES, evaluate, load_measurements
@@ -684,14 +743,24 @@ def fidelity(file, batches, json_path, markdown_path, all_rows, quiet):
     _check_distinct(json=json_path, markdown=markdown_path)
     if batches is not None and batches < 1:
         raise InputError("must be at least 1", field="--batches", value=batches)
-    suite = load_measurements(file)
+    if (file is None) == (trace_path is None):
+        raise InputError("give a measurement FILE or --trace, one of them", field="FILE",
+                         value=file or "")
+    if trace_path is not None and (workload is None or soc is None):
+        raise InputError("--trace needs --workload and --soc", field="--workload" if workload is None else "--soc",
+                         value="")
     to_stdout = "-" in (json_path, markdown_path)
-    prog = _Progress(f"fidelity {Path(file).name}", enabled=not quiet and not to_stdout, unit="runs",
-                     waiting="simulating")
-    try:
-        report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog)
-    finally:
-        prog.close()
+    if trace_path is not None:
+        from socsim.fidelity.trace_compare import compare_trace
+        report = compare_trace(trace_path, workload, soc, slice_name)
+    else:
+        suite = load_measurements(file)
+        prog = _Progress(f"fidelity {Path(file).name}", enabled=not quiet and not to_stdout, unit="runs",
+                         waiting="simulating")
+        try:
+            report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog)
+        finally:
+            prog.close()
     if json_path:
         _write_atomic(json_path, dump_json(report))
     if markdown_path:
@@ -701,6 +770,46 @@ def fidelity(file, batches, json_path, markdown_path, all_rows, quiet):
             out_console.print(table)
         for note in report["notes"]:
             out_console.print(escape(f"note: {note}"), soft_wrap=True)
+
+
+@main.group()
+def spec():
+    """Add a phone: the SoC spec's JSON Schema, an annotated template, a check with derived figures."""
+
+
+@spec.command("schema")
+def spec_schema():
+    """Print the JSON Schema of a SoC spec (from socsim's pydantic models)."""
+    from socsim.spec.template import schema
+    click.echo(schema(), nl=False)
+
+
+@spec.command("template")
+@click.option("--from", "reference", default="sd888", show_default=True,
+              help="the shipped SoC (or spec path) whose values fill the template")
+@click.option("--name", default="myphone", show_default=True, help="the new spec's name")
+def spec_template(reference, name):
+    """Print an annotated SoC spec template: every field, its unit and where to look for it
+    (socsim spec template > myphone.yaml; docs/adding-a-phone.md)."""
+    from socsim.spec import load_soc
+    from socsim.spec.template import template
+    click.echo(template(load_soc(reference), name), nl=False)
+
+
+@spec.command("check")
+@click.argument("file")
+def spec_check(file):
+    """Validate a SoC spec and print the figures it implies (peak FLOP/s per cluster, DRAM
+    bandwidth, DSP rate)."""
+    from socsim.spec import load_soc
+    from socsim.spec.template import derived
+    s = load_soc(file)
+    out_console.print(escape(f"ok: SoC spec {s.name} ({s.marketing_name}) from {file}"))
+    from rich.table import Table
+    t = Table("block", "derived figures", box=None)
+    for what, value in derived(s):
+        t.add_row(escape(what), escape(value))
+    out_console.print(t)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,7 +50,7 @@ class Accounting:
         self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters)
         self.gov_state = self.governor.initial_state()
         self.caps = self.governor.caps_mhz(self.gov_state)
-        self.temps = self.thermal.initial_temps()
+        self.temps = self.thermal.initial_temps(env_spec.initial_temp_c)
         self.battery = BatteryState.initial(soc.battery, env_spec.initial_soc)
         self.sample_s = workload.output.sample_ms * 1e-3
         self._next_sample_s = self.sample_s

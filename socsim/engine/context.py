@@ -24,15 +24,15 @@ from socsim.workload.ops import Op
 
 def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch: int, precision: str,
                 file: str | None = None, mode: str = "train"):
-    """Model zoo -> training graph -> precision translation (-> its forward pass alone, for
+    """Model (zoo, plugin or ONNX file, relative to the workload ``file``) -> training graph -> precision translation (-> its forward pass alone, for
     ``mode`` inference); model errors become InputErrors."""
     from socsim.workload.graph import forward_only, training_graph
     from socsim.workload.model import ModelError
     from socsim.workload.precision import translate
-    from socsim.workload.zoo import build_model
+    from socsim.workload.models import build_model
 
     try:
-        g = translate(training_graph(build_model(model, input_chw, num_classes), batch), precision)
+        g = translate(training_graph(build_model(model, input_chw, num_classes, file), batch), precision)
         return forward_only(g) if mode == "inference" else g
     except ModelError as e:
         raise InputError(e.message, file=file, field=e.field, value=e.value) from None
@@ -66,7 +66,18 @@ class PlanContext:
         if g is None:
             g = self._graphs[key] = build_graph(w.model, tuple(w.input), w.num_classes, key[1], key[0], self.file,
                                                      w.mode)
+            self._check_fits(g)
         return g
+
+    def _check_fits(self, g) -> None:
+        """The model's parameters, gradients and optimizer state must fit the phone's DRAM before
+        any batch does: an InputError on ``model`` that says so (no batch size could help)."""
+        cap = self.soc.dram.capacity_gb * (1 << 30)
+        if g.persistent_bytes > cap:
+            raise InputError(f"the model's parameters ({g.param_count:,}) with their gradients take "
+                             f"{g.persistent_bytes / (1 << 30):.1f} GiB, more than the "
+                             f"{self.soc.dram.capacity_gb:g} GiB DRAM of {self.soc.name}: no batch size "
+                             "or memory budget fits it", file=self.file, field="model", value=self.workload.model)
 
     def precision_of(self, plan) -> str | None:
         """The precision of the graph a plan's steps were taken from: of the graphs ``graph()``

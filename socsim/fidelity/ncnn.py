@@ -21,6 +21,7 @@ DEVICES: tuple[tuple[str, str, str | None], ...] = (
     (r"Snapdragon 855(?!\+)", "sd855", None),
     (r"Snapdragon 865(?!\+)", "sd865", None),
     (r"Snapdragon 888(?!\+)", "sd888", None),
+    (r"Snapdragon 8 Gen 2", "sd8gen2", None),
     (r"Snapdragon 845", "sd845", None),
     (r"Snapdragon 750G", "sd750g", None),
     (r"Exynos 9820", "exynos9820", None),

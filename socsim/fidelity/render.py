@@ -80,7 +80,10 @@ def console_tables(report: dict[str, Any], all_rows: bool = False) -> list[Table
             for r in shown:
                 t.add_row(*_row_cells(r))
         else:
-            t = Table(*RATIO_HEAD, title=f"{table['name']}: time of the first run over the second")
+            what = ("measured vs simulated" if table["compare"] == "quantities"
+                    else "time of the first run over the second")
+            t = Table(*(("quantity",) + RATIO_HEAD[1:] if table["compare"] == "quantities" else RATIO_HEAD),
+                      title=f"{table['name']}: {what}")
             for q in table["ratios"]:
                 t.add_row(*_ratio_cells(q))
         out.append(t)

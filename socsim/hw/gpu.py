@@ -1,53 +1,69 @@
-"""Analytic GPU cost model (OpenCL training kernels on Adreno / Mali).
+"""Analytic GPU cost model (OpenCL training kernels on Adreno / Mali), a roofline per kernel.
 
-time = FLOPs / (peak FLOPs per cycle x efficiency x utilisation x f) + DRAM bytes / achievable
-       bandwidth + kernel launch overhead.
-The GPU streams its operands from DRAM (its caches are small next to training tensors), so the
-memory term is the op's full traffic.  A kernel fills the shader cores only if it has enough
-independent work-items: utilisation = min(1, max(MIN_UTILISATION, parallel work / FILL_WORK)),
-where the parallel work is the number of output elements the kernel computes independently
-(:func:`parallel_work`).  Small micro-batches shrink the parallel work of forward and
-input-gradient kernels (Sage's micro-batch tipping point, MTP).
+time = enqueue + ramp / f + max(compute, memory), with
+  compute = FLOPs / (peak FLOPs per cycle at the op's precision x class efficiency x occupancy x f)
+  memory  = the op's traffic not resident in the GPU's L2 / achievable DRAM bandwidth.
+- The peak is the spec's FP32 rate, times ``fp16_rate`` for FP16 ops (Adreno and Mali run FP16 at
+  twice the FP32 rate).
+- The class efficiency is the spec's ``fp32_efficiency`` (GEMM-like kernels: convolutions, their
+  input gradients, matrix products) times :data:`CLASS_EFFICIENCY` of the kernel's class
+  (:func:`kernel_class`): depthwise, weight gradient, element-wise.
+- Occupancy: a kernel fills the shader cores when it has enough work-items to keep every FP32 lane
+  busy with :data:`WAVES` waves in flight (latency hiding): occupancy = min(1, work-items /
+  (lanes x WAVES)), work-items = parallel work / :data:`OUTPUTS_PER_ITEM`.  No floor: a kernel
+  with few outputs runs at its own occupancy.
+- Ramp: every kernel pays :data:`RAMP_CYCLES` of GPU time filling and draining the shader cores
+  (its first and last waves), so small kernels cost more per output; with the enqueue cost
+  (``kernel_launch_us``) this is what makes a small micro-batch slower per sample (Sage's
+  micro-batch tipping point, MTP) and small models slower on the GPU than on the CPU (ncnn).
+- Cache: the op's traffic is resident in the GPU's L2 in the fraction min(1, L2 / traffic)
+  (a kernel whose operands fit streams them from the cache, the rest from DRAM).
 """
 from __future__ import annotations
 
+import math
+from typing import Literal
+
 from socsim.hw import dram as dram_mod
 from socsim.hw.cost import GpuConfig, OpCost, UnsupportedOp
-from socsim.spec.soc import SocSpec
+from socsim.spec.soc import Gpu, SocSpec
 from socsim.workload.costs import elems
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
-# Parallel work (independent output elements) of one kernel that keeps every shader core of an
-# Adreno 650 busy; below it utilisation scales as work / FILL_WORK.
-# Calibrated on pub:gpu_micro_batch_tipping_point.resnet50_mobile_gpu_mtp = 6 (Sage 3.4.3:
-# ResNet-50 at 3x224x224 stops gaining GPU efficiency below micro-batch 6 on a mobile GPU), read
-# as a throughput knee, because a throughput curve is what one profiles to find an MTP:
-#   t(m) = GPU time per sample of one ResNet-50 training step (3x224x224, 1000 classes, FP32,
-#          forward + backward + SGD update, every op through gpu_cost on the sd865 Adreno 650 at
-#          587 MHz) at batch m;
-#   MTP  = the smallest m with t(m) <= 1.10 x t(32) (within 10% of the throughput at Sage's
-#          mini-batch; 10% is the usual knee threshold, and the MAC rule this replaced put
-#          t(6)/t(32) at 1.09, so the reading of the published figure is unchanged).
-# MTP = 6 holds for FILL_WORK in (3.63e5, 4.70e5] (t(5)/t(32) = 1.10 at 3.63e5, t(6)/t(32) =
-# 1.10 at 4.70e5, by bisection); FILL_WORK is the geometric middle of that interval, 4.13e5,
-# rounded.  At 4.1e5: t(4), t(5), t(6), t(8), t(16) = 1.17, 1.12, 1.08, 1.04, 1.005 x t(32).
-# tests/hw/test_gpu_calibration.py re-derives the interval and MTP = 6.  Sensitivity: a 5% knee
-# would give 2.5e5, a 15% knee 5.8e5.  One constant for every GPU (the Adreno 650 value; not
-# scaled by ALU count).
-# Caveat: 4.1e5 is ~400 outputs per FP32 lane of the Adreno 650 (2048 FLOPs/cycle), more than
-# occupancy alone needs, so the tipping point it encodes is not occupancy only.  Weight gradients,
-# whose output is fixed by the layer (below), inherit it: at batch 32 they are about two thirds
-# of ResNet-50's GPU time (194 of 296 ms per sample; 41 of 143 under the MAC rule this replaced,
-# utilisation = MACs / 0.35e9), which is probably pessimistic.  No per-kernel Adreno timing is
-# published to check it.
-FILL_WORK = 4.1e5
-# A kernel too small to fill the GPU still runs at >= 5% of the sustained rate (assumption: the
-# floor of the MAC rule this replaced; it bounds the penalty of a kernel with a few thousand
-# outputs, which still occupies a few waves on every shader processor).  It matters: kernels at
-# the floor are ~28% of ResNet-50's GPU time at batch 32 (the weight gradients of the stem and
-# of layer1's 1x1 convolutions, 4-16 k outputs).
-MIN_UTILISATION = 0.05
+KernelClass = Literal["gemm", "depthwise", "wgrad", "eltwise"]
+
+# Output elements one work-item computes: 4, a float4 / half4 texel.  MNN's OpenCL backend keeps
+# tensors as NC4HW4 images (4 channels per texel, one work-item per output texel or more:
+# source/backend/opencl/core/ImageBufferConvertor.cpp, execution/image/ConvExecution.cpp), ncnn's
+# Vulkan backend packs 4 channels likewise (elempack 4, src/layer/vulkan/*_pack4.comp).
+OUTPUTS_PER_ITEM = 4
+# Waves (work-items per FP32 lane) a kernel needs in flight to hide memory latency: assumption, 4.
+# Adreno shader processors keep several waves per ALU (the "wave slots" of Qualcomm's Adreno
+# OpenCL programming guide, 80-NB295-11, section on occupancy), and a GPU reaches its sustained
+# rate only with a few in flight; plausible 2-8.
+WAVES = 4
+# Efficiency of a kernel class relative to the spec's GEMM-like fp32_efficiency (assumptions,
+# calibrated with the ncnn GPU/CPU ratios of calibration/dev/ncnn_phones.yaml, docs/validation.md):
+# - depthwise: no reuse of the input across output channels, ~1/4 the arithmetic intensity of a
+#   dense convolution, so about half the ALU efficiency (ncnn/MNN depthwise kernels are
+#   load-bound; ncnn's mobilenet rows, dominated by depthwise + 1x1, are the check);
+# - wgrad: a GEMM whose reduction (batch x spatial) runs inside each work-item over strided
+#   im2col rows of the input and the error gradient, without the image-path texture cache reuse
+#   of a forward convolution: half the forward efficiency (assumption; the backward kernels of
+#   both public OpenCL training frameworks are im2col + a generic buffer GEMM, socsim/hw/gpu.py
+#   parallel_work);
+# - eltwise: element-wise, pooling, normalisation and update kernels are bandwidth-bound; their
+#   few FLOPs run at the peak rate (they never set the time unless the roofline says so).
+CLASS_EFFICIENCY: dict[str, float] = {"gemm": 1.0, "depthwise": 0.5, "wgrad": 0.5, "eltwise": 1.0}
+# GPU cycles per kernel filling and draining the shader cores (the first wave starts, the last
+# finishes while the rest of the GPU idles): 30k (51 us at the Adreno 650's 587 MHz).  Fitted with
+# socsim.sched.baselines.MNN_GPU_KERNEL_EFFICIENCY on the ncnn GPU/CPU ratios of
+# calibration/dev/ncnn_phones.yaml (12 ratios, sd855+ and sd888; 30k against 60k and 110k: MAPE
+# 24% against 27% and 36%, docs/validation.md).  It sets the ResNet-50 training knee at micro-batch
+# 3 where Sage publishes 6 (pub:gpu_micro_batch_tipping_point.resnet50_mobile_gpu_mtp; 110k would
+# give 6 but misfit the ncnn small models); tests/hw/test_gpu_calibration.py pins both.
+RAMP_CYCLES = 30_000
 
 # How the kernels parallelise (assumption, from the two OpenCL training frameworks whose source
 # is public):
@@ -97,12 +113,41 @@ def parallel_work(op: Op) -> int:
     return max(1, elems(op, "write"))
 
 
-def utilisation(op: Op, fill_work: float = FILL_WORK) -> float:
-    """Fraction of the GPU's sustained rate a kernel for ``op`` reaches (1 for ops with no
-    arithmetic: they are bandwidth-bound)."""
+def kernel_class(op: Op) -> KernelClass:
+    """The class of ``op``'s GPU kernel, which sets its efficiency (:data:`CLASS_EFFICIENCY`)."""
+    kind = lookup(op.kind)
+    if kind.kernel == "depthwise":
+        return "depthwise"
+    if kind.kernel == "gemm":
+        return "wgrad" if kind.backward == "wgrad" else "gemm"
+    return "eltwise"
+
+
+def lanes(gpu: Gpu) -> float:
+    """FP32 lanes of the GPU (an FMA is 2 FLOPs)."""
+    return gpu.fp32_flops_per_cycle / 2
+
+
+def utilisation(op: Op, gpu: Gpu) -> float:
+    """Occupancy of a kernel for ``op`` on ``gpu``: its work-items over what keeps every lane
+    busy with :data:`WAVES` waves (1 for ops with no arithmetic: they are bandwidth-bound)."""
     if not (op.macs or op.flops):
         return 1.0
-    return min(1.0, max(MIN_UTILISATION, parallel_work(op) / fill_work))
+    items = math.ceil(parallel_work(op) / OUTPUTS_PER_ITEM)
+    return min(1.0, items / (lanes(gpu) * WAVES))
+
+
+def peak_flops_per_cycle(gpu: Gpu, dtype: str) -> float:
+    """Peak FLOPs per cycle at ``dtype`` (fp16 at the spec's ``fp16_rate`` times FP32's)."""
+    return gpu.fp32_flops_per_cycle * (gpu.fp16_rate if dtype == "fp16" else 1.0)
+
+
+def resident_fraction(gpu: Gpu, traffic: int) -> float:
+    """Share of a kernel's traffic served from the GPU's L2: all of it when its operands fit,
+    else the L2's share of them (a streaming kernel reuses at most what the cache holds)."""
+    if traffic <= 0:
+        return 1.0
+    return min(1.0, gpu.l2_kb * 1024 / traffic)
 
 
 # Handing work between the CPU and the GPU inside a batch (MNN inserts a copy between its CPU and
@@ -145,25 +190,31 @@ class GpuCostModel:
         return c
 
 
-def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, fill_work: float = FILL_WORK,
-             bg_dram_gbs: float = 0.0) -> OpCost:
+def gpu_cost(soc: SocSpec, op: Op, freq_mhz: float, bg_dram_gbs: float = 0.0,
+             ramp_cycles: float = RAMP_CYCLES) -> OpCost:
     """Cost of ``op`` on the SoC's GPU at ``freq_mhz`` while other masters take ``bg_dram_gbs``
-    of DRAM bandwidth (``fill_work`` is for calibration)."""
+    of DRAM bandwidth (``ramp_cycles`` is for calibration)."""
     gpu = soc.gpu
     lookup(op.kind)  # an unknown kind is an error here too, even for an op with no arithmetic
     if op.dtype not in ("fp32", "fp16"):
         raise UnsupportedOp(f"{gpu.name} model runs fp32/fp16 kernels, not {op.dtype} ({op.kind})")
     flops = 2 * op.macs + op.flops
-    util = utilisation(op, fill_work)
-    rate = gpu.fp32_flops_per_cycle * gpu.fp32_efficiency * util
-    cycles = int(flops / rate) if flops else 0
+    util = utilisation(op, gpu)
+    cls = kernel_class(op)
+    rate = peak_flops_per_cycle(gpu, op.dtype) * gpu.fp32_efficiency * CLASS_EFFICIENCY[cls] * util
+    compute_cycles = flops / rate if flops else 0.0
     traffic = op.bytes_read + op.bytes_written
+    dram_bytes = round(traffic * (1.0 - resident_fraction(gpu, traffic)))
     bw = dram_mod.achievable_bps(soc.dram, background_bps=bg_dram_gbs * 1e9)
-    stall_s = traffic / bw + gpu.kernel_launch_us * 1e-6
-    # activity = 0.3 + 0.7 x utilisation: ALUs a small kernel leaves idle stop switching, but the
+    memory_s = dram_bytes / bw
+    compute_s = compute_cycles / (freq_mhz * 1e6)
+    # roofline: the kernel's arithmetic and its DRAM traffic overlap; the one that takes longer
+    # sets the time, the enqueue and the ramp are paid on top
+    stall_s = max(0.0, memory_s - compute_s) + gpu.kernel_launch_us * 1e-6
+    # activity = 0.3 + 0.7 x occupancy: ALUs a small kernel leaves idle stop switching, but the
     # launched kernel still clocks the command processor, shader front ends, caches and memory
     # path, kept as a 0.3 floor.  Assumption (no public Adreno/Mali power breakdown); plausible
     # 0.2-0.5.
-    return OpCost.compose(cycles, freq_mhz, stall_s, bytes=traffic, dram_bytes=traffic,
-                          activity=min(1.0, 0.3 + 0.7 * util), busy=(("gpu", 1),),
-                          detail=(("utilisation", util),))
+    return OpCost.compose(int(compute_cycles + ramp_cycles), freq_mhz, stall_s, bytes=traffic,
+                          dram_bytes=dram_bytes, activity=min(1.0, 0.3 + 0.7 * util), busy=(("gpu", 1),),
+                          detail=(("class_efficiency", CLASS_EFFICIENCY[cls]), ("utilisation", util)))

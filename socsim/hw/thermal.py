@@ -92,9 +92,9 @@ class ThermalNetwork:
         except KeyError:
             raise KeyError(f"no thermal node {node!r}; nodes: {list(self.node_names)}") from None
 
-    def initial_temps(self) -> np.ndarray:
-        """Every node at ambient (a phone that has rested)."""
-        return np.full(len(self.node_names), self.ambient_c)
+    def initial_temps(self, start_c: float | None = None) -> np.ndarray:
+        """Every node at ambient (a phone that has rested), or at ``start_c`` (one still warm)."""
+        return np.full(len(self.node_names), self.ambient_c if start_c is None else float(start_c))
 
     @property
     def time_constants_s(self) -> np.ndarray:

@@ -286,10 +286,13 @@ def listing(what: str) -> Table:
                       escape(e.target))
         return t
     if what == "models":
-        from socsim.workload.zoo import list_models
-        t = Table("model")
-        for m in list_models():
-            t.add_row(m)
+        from socsim.workload.models import discover
+        t = Table("model", "status", "canonical input", "from")
+        for name, e in discover().items():
+            dims = "x".join(map(str, e.defn.canonical_input)) if e.defn and e.defn.canonical_input else "-"
+            status = "ok" if e.defn else f"[red]broken[/]: {escape(str(e.error))}"
+            t.add_row(escape(name), status, dims, "zoo" if e.builtin else escape(e.target))
+        t.add_row("*.onnx", "ok", "-", "model: path/to/net.onnx (docs/guide.md, Your own model)")
         return t
     if what == "precisions":
         from socsim.workload.precision import list_precisions

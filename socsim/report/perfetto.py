@@ -33,6 +33,8 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
 from socsim.hw import units
+from socsim.report.perfetto_android import (AndroidCounters, SchedWriter, android_columns,
+                                            cluster_cpus)
 from socsim.report.events import (BATCH_COLUMNS, EVENT_COLUMNS, OPS_COLUMNS, PARSE_ERRORS,
                                   malformed, timeseries_header)
 
@@ -170,9 +172,12 @@ class _SliceTracks:
 # ------------------------------------------------------------------ writers per file
 
 def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) -> None:
-    """One begin/end pair per ops.csv row, annotated with batch, phase and kind."""
+    """One begin/end pair per ops.csv row, annotated with batch, phase and kind; the rows on
+    ``cpuN`` also become the sched_switch/cpu_idle events of CPU N (:class:`SchedWriter`)."""
     if not ops_csv.exists():
         return
+    sched = SchedWriter()
+    cpu_of: dict[str, int | None] = {}
     a_batch, a_phase, a_kind = (stream.intern("debug_annotation_names", n)
                                 for n in ("batch", "phase", "kind"))
     batch_ann: dict[str, int] = {}                    # batch -> id of its annotation
@@ -195,6 +200,13 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
                     t0 = round(start * 1e9)
                     t1 = max(t0, round((start + dur) * 1e9))
                     uuid = tracks.place(track, t0, t1)
+                    cpu = cpu_of.get(track, -1)
+                    if cpu == -1:
+                        cpu = cpu_of[track] = units.core_of_track(track)
+                    if cpu is not None:
+                        switch = sched.op(cpu, t0, t1)
+                        if switch:
+                            stream.raw.append(switch)
                     tail = tails.get((uuid, name, phase, kind))
                     if tail is None:
                         ann = (annotation_str(a_phase, stream.intern(_STR, phase))
@@ -210,6 +222,7 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
                         stream.flush()
             except PARSE_ERRORS as e:
                 raise malformed(ops_csv, reader.line_num, e, OPS_COLUMNS) from None
+        stream.raw.append(sched.close())
         stream.flush()
     finally:
         stream.drain = None
@@ -260,12 +273,16 @@ def _write_instants(stream: _PacketStream, tracks: _SliceTracks, events_csv: Pat
             raise malformed(events_csv, reader.line_num, e, EVENT_COLUMNS) from None
 
 
-def _counter_descriptors(stream: _PacketStream, columns: list[str]) -> list[int]:
-    """Group tracks and one counter track per column; returns the counter uuids."""
+def _counter_descriptors(stream: _PacketStream, columns: list[str], skip: set[int]) -> list[int]:
+    """Group tracks and one counter track per column but those in ``skip`` (indices of
+    ``columns``: they go out in Android's forms); returns the counter uuids of every column."""
     groups: dict[str, int] = {}
     uuids = []
-    for column in columns:
+    for k, column in enumerate(columns):
         name = counter_track_name(column)
+        if k in skip:
+            uuids.append(track_uuid("counter/" + name))
+            continue
         group, unit = next(((g, u) for match, g, u in _GROUPS if match(name)), ("Counters", ""))
         if group == "Battery":
             unit = next((u for s, u in _BATTERY_UNITS.items() if name.endswith(s)), "")
@@ -286,29 +303,58 @@ _TS_CHUNK = 1 << 22        # bytes of timeseries.csv read at a time
 _OUT_CAP = 1 << 23         # bytes of counter packets buffered per kernel call
 
 
-def _write_counters(stream: _PacketStream, ts_csv: Path) -> None:
+def _write_counters(stream: _PacketStream, ts_csv: Path, clusters: dict[str, tuple[int, ...]]) -> None:
     """Counter values of timeseries.csv, written only when they change (and at the last
     sample): Perfetto holds a counter's value until the next, so the display is identical."""
     if not ts_csv.exists():
         return
     state = np.zeros(2, np.int64)
     try:
-        _write_counter_rows(stream, ts_csv, state)
+        android = _write_counter_rows(stream, ts_csv, state, clusters)
     except PARSE_ERRORS as e:
         # state[0]: rows done; the header is line 1
         raise malformed(ts_csv, int(state[0]) + 2, e) from None
+    if android is not None:
+        _write_android_rows(stream, ts_csv, android)
 
 
-def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray) -> None:
+def _write_android_rows(stream: _PacketStream, ts_csv: Path, android: AndroidCounters) -> None:
+    """The Android packets of every row of timeseries.csv (a second streaming pass)."""
+    stream.flush()
+    write = stream._out.write
+    write(android.head())
+    with open(ts_csv, newline="") as f:
+        reader = csv.reader(f)
+        next(reader, None)
+        try:
+            buf: list[bytes] = []
+            for fields in reader:
+                buf.append(android.row(fields))
+                if len(buf) >= _CHUNK:
+                    write(b"".join(buf))
+                    buf.clear()
+            write(b"".join(buf))
+        except PARSE_ERRORS as e:
+            raise malformed(ts_csv, reader.line_num, e) from None
+
+
+def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray,
+                        clusters: dict[str, tuple[int, ...]]) -> AndroidCounters | None:
+    """Plain counter packets of the columns Android has no data source for; returns the
+    writer of the others' Android packets (None for an empty file)."""
     with open(ts_csv, "rb") as f:
         header = timeseries_header(ts_csv, f.readline().decode())
         if not header:
-            return
+            return None
         ncols = len(header)
-        head_list = [_counter_head(u) for u in _counter_descriptors(stream, header[1:])]
+        cols = android_columns(header, clusters)
+        wanted = np.array([i not in cols.taken for i in range(1, ncols)], np.bool_)
+        skip = {i - 1 for i in cols.taken}
+        head_list = [_counter_head(u) for u in _counter_descriptors(stream, header[1:], skip)]
         stream.flush()
+        android = AndroidCounters(cols)
         if ncols < 2:
-            return
+            return android
         heads = np.frombuffer(b"".join(head_list), np.uint8).reshape(ncols - 1, -1)
         ts_key, seq = _TS, _SEQ
         consts = np.array([_key(1, 2)[0], ts_key[0], seq[0], seq[1], _COUNTER_TAIL], np.int64)
@@ -329,14 +375,14 @@ def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray) 
             buf = np.frombuffer(data, np.uint8)
             while True:
                 pos, o, status = _counters_kernel(buf, len(buf), pos, ncols, heads, consts,
-                                                  out, fs, fe, state, eq, lastv)
+                                                  out, fs, fe, state, eq, lastv, wanted)
                 if o:
                     write(memoryview(out)[:o])
                 if status == 0:
                     break
                 if status == 2:
                     pos = _counter_row_fallback(data, pos, ncols, head_list, write,
-                                                fs, fe, state, eq, lastv)
+                                                fs, fe, state, eq, lastv, wanted)
             keep = int(fs[0, 0]) if state[0] else pos   # keep the previous row
             data = data[keep:]
             fs -= keep
@@ -345,7 +391,8 @@ def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray) 
         if state[0] >= 2:  # repeat suppressed values at the last sample, so every track spans the run
             tail_start = _counter_start(int(state[1]))
             write(b"".join(tail_start + head_list[i] + _pack_double(float(lastv[i]))
-                           for i in range(ncols - 1) if eq[i]))
+                           for i in range(ncols - 1) if eq[i] and wanted[i]))
+    return android
 
 
 def write_perfetto(run_dir: Path, out_path: Path) -> None:
@@ -361,5 +408,5 @@ def write_perfetto(run_dir: Path, out_path: Path) -> None:
         _write_slices(stream, tracks, run_dir / "ops.csv")
         _write_batches(stream, tracks, run_dir / "batches.csv")
         _write_instants(stream, tracks, run_dir / "events.csv")
-        _write_counters(stream, run_dir / "timeseries.csv")
+        _write_counters(stream, run_dir / "timeseries.csv", cluster_cpus(run_dir))
         stream.flush()

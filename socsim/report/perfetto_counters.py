@@ -74,14 +74,16 @@ def _parse_float(buf: np.ndarray, s: int, e: int) -> tuple[float, bool]:
 @nb.njit(cache=True, nogil=True)
 def _counters_kernel(buf: np.ndarray, n: int, pos: int, ncols: int, heads: np.ndarray,
                      consts: np.ndarray, out: np.ndarray, fs: np.ndarray, fe: np.ndarray,
-                     state: np.ndarray, eq: np.ndarray, lastv: np.ndarray) -> tuple[int, int, int]:
+                     state: np.ndarray, eq: np.ndarray, lastv: np.ndarray,
+                     keep: np.ndarray) -> tuple[int, int, int]:
     """Counter packets of the complete rows of ``buf[pos:n]``.
 
     ``fs``/``fe`` row 0 hold the field bounds of the previous row (``state[0]`` rows seen so
     far), row 1 the current row's.  ``consts`` = [key of Trace.packet, key of timestamp,
     sequence-id field (2 bytes), length of a counter packet after its timestamp].  Per column,
     ``eq`` says whether the last row repeats the one before and ``lastv`` is its value;
-    ``state[1]`` is the last row's timestamp (ns).  Returns (position of the next row, bytes
+    ``state[1]`` is the last row's timestamp (ns); only columns with ``keep`` set are written
+    (the others go out in Android's forms, :mod:`socsim.report.perfetto_android`).  Returns (position of the next row, bytes
     written, status): status 0 needs more input, 1 needs the output flushed, 2 needs Python for
     the row at the position."""
     o = 0
@@ -137,6 +139,8 @@ def _counters_kernel(buf: np.ndarray, n: int, pos: int, ncols: int, heads: np.nd
         for i in range(1, ncols):
             if not eq[i - 1]:
                 lastv[i - 1] = vals[i]
+                if not keep[i - 1]:
+                    continue
                 for k in range(sl):
                     out[o + k] = start[k]
                 o += sl
@@ -154,16 +158,17 @@ def _counters_kernel(buf: np.ndarray, n: int, pos: int, ncols: int, heads: np.nd
         pos = j + 1
 
 
-def _counter_row_py(fields: list[str], prev: list[str] | None, heads: list[bytes]) -> bytes:
+def _counter_row_py(fields: list[str], prev: list[str] | None, heads: list[bytes],
+                    keep: np.ndarray | None = None) -> bytes:
     """Counter packets of one row given the row before (reference of the kernel)."""
     start = _counter_start(round(float(fields[0]) * 1e9))
     return b"".join(start + heads[i] + _pack_double(float(v)) for i, v in enumerate(fields[1:])
-                    if prev is None or v != prev[i + 1])
+                    if (prev is None or v != prev[i + 1]) and (keep is None or keep[i]))
 
 
 def _counter_row_fallback(data: bytes, pos: int, ncols: int, heads: list[bytes], write,
                           fs: np.ndarray, fe: np.ndarray, state: np.ndarray, eq: np.ndarray,
-                          lastv: np.ndarray) -> int:
+                          lastv: np.ndarray, keep: np.ndarray) -> int:
     """Encode the row at ``data[pos:]`` in Python and update the kernel's state; returns the
     position of the next row."""
     end = data.index(b"\n", pos)
@@ -173,7 +178,7 @@ def _counter_row_fallback(data: bytes, pos: int, ncols: int, heads: list[bytes],
     if len(row) != ncols:
         raise ValueError(f"a row has {len(row)} fields, the header {ncols}")
     prev = data[fs[0, 0]:fe[0, ncols - 1]].decode().split(",") if state[0] else None
-    write(_counter_row_py(row, prev, heads))
+    write(_counter_row_py(row, prev, heads, keep))
     for i, v in enumerate(row[1:]):
         eq[i] = prev is not None and v == prev[i + 1]
         if not eq[i]:

@@ -9,14 +9,18 @@ the reference encoding of one packet (tests check them against the protobuf clas
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numba as nb
 import numpy as np
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TracePacket, TrackEvent
 
-if TYPE_CHECKING:
-    from socsim.report.perfetto import _PacketStream
+
+
+class RawSink(Protocol):
+    """Where encoded packets wait to be written in order (the trace writer's packet stream)."""
+
+    raw: list[bytes]
 
 SEQUENCE_ID = 1            # trusted_packet_sequence_id of every packet
 _BEGIN, _END = TrackEvent.TYPE_SLICE_BEGIN, TrackEvent.TYPE_SLICE_END
@@ -197,7 +201,7 @@ class _SliceBatch:
     """Slices waiting for :func:`_slices_kernel`: per row the times and the ids of its
     annotation, event tail and end event, byte strings kept once in a table."""
 
-    def __init__(self, stream: "_PacketStream") -> None:
+    def __init__(self, stream: RawSink) -> None:
         self._stream = stream
         self._ids: dict[bytes, int] = {}
         self._table: list[bytes] = []

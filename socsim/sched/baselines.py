@@ -25,6 +25,7 @@ from socsim.contract.cores import core_set_error
 from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS
 from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
+from socsim.sched.fusion import fuse
 from socsim.workload import memory
 from socsim.workload.costs import BYTES
 from socsim.workload.opkinds import lookup
@@ -83,6 +84,32 @@ PYTORCH_GROUP_LOOP_CALLS = 12
 # backward kernels at the spec's efficiency per MAC (as a JIT-compiling framework such as Sage
 # gets), and only their parallel work (socsim.hw.gpu.parallel_work) differs.
 MNN_GPU_GRAD_CONV_EFFICIENCY = 1.0 / BACKWARD_KERNEL_SLOWDOWN
+# MNN's OpenCL kernels against the tuned, JIT-compiled kernels the GPU cost model prices at the
+# spec's fp32_efficiency (Sage's): 0.14.  Calibrated on the ncnn GPU/CPU ratios of
+# calibration/dev/ncnn_phones.yaml (ncnn's Vulkan GPU runs as mnn-fp32-gpu, its CPU runs as
+# mnn-fp32; sd855+ and sd888, 12 ratios), with socsim.hw.gpu.RAMP_CYCLES: MAPE 24%, mean error
+# +3% (0.12: 27%, 0.2: 34%; docs/validation.md, Development set); it applies to every op with arithmetic (MNN's generic
+# image/buffer kernels are not specialised per shape as Sage's JIT-compiled ones are).
+MNN_GPU_KERNEL_EFFICIENCY = 0.14
+# MNN's gradient convolutions are geometry-computed (above): the im2col (weight gradient) or
+# col2im (input gradient) raster writes the expanded KH*KW*Cin x B*OH*OW matrix and the MatMul
+# reads it back, and the raster works on NCHW buffers while MNN's OpenCL convolutions keep NC4HW4
+# images, so the tensors the op reads and writes are converted between the two layouts (a read
+# and a write of each byte; source/backend/opencl/core/ImageBufferConvertor.cpp).
+MNN_GPU_LAYOUT_PASSES = 2
+
+
+def mnn_gpu_backward_traffic(op: Op) -> Op:
+    """A gradient convolution as MNN's OpenCL backend runs it: plus its im2col/col2im matrix
+    (written and read back) and the layout conversions of its operands."""
+    kind = lookup(op.kind)
+    if kind.shape != "conv" or kind.backward not in ("dgrad", "wgrad"):
+        return op
+    p = op.p
+    elt = BYTES.get(op.dtype, 4)
+    col = elt * (p["cin"] // p["groups"]) * p["kh"] * p["kw"] * p["batch"] * p["oh"] * p["ow"]
+    layout = MNN_GPU_LAYOUT_PASSES * (op.bytes_read + op.bytes_written)
+    return replace(op, bytes_read=op.bytes_read + col + layout // 2, bytes_written=op.bytes_written + col + layout // 2)
 
 
 def scale_work(op: Op, efficiency: float) -> Op:
@@ -294,6 +321,36 @@ class MnnFp32Gpu(BaseScheduler):
         if ctx.soc.gpu is None:
             from socsim.errors import ScheduleError
             raise ScheduleError(f"{ctx.soc.name} has no GPU", field="scheduler.name", value=self.name)
-        graph = _Scaled(ctx.graph(self.precision), {p: MNN_GPU_GRAD_CONV_EFFICIENCY for p in BACKWARD_PHASES},
-                        kinds=frozenset(GEMM_KINDS))
-        return single_unit_plan(graph, "gpu", (), f"{self.name} gpu")
+        return single_unit_plan(mnn_gpu_graph(ctx.graph(self.precision)), "gpu", (), f"{self.name} gpu")
+
+
+class _Ops:
+    """A graph with its ops replaced, one for one, or by kernels fused from consecutive ops
+    (``sizes``: how many of the graph's ops each kernel is); its batch and peak kept, each
+    kernel's memory the most any of its ops had in use."""
+
+    def __init__(self, graph, ops: tuple[Op, ...], sizes: tuple[int, ...] | None = None) -> None:
+        self.ops = ops
+        self.batch = graph.batch
+        self.peak_memory_bytes = graph.peak_memory_bytes
+        live = graph.live_bytes() if callable(graph.live_bytes) else graph.live_bytes
+        sizes = sizes or (1,) * len(ops)
+        ends = [sum(sizes[:i + 1]) for i in range(len(sizes))]
+        self.live_bytes = tuple(int(max(live[e - n:e])) for e, n in zip(ends, sizes))
+
+
+def mnn_gpu_graph(graph):
+    """``graph`` as MNN's OpenCL backend runs it: an inference graph with its element-wise ops
+    (activations, residual adds) merged into the kernel before them (MNN's converter fuses the
+    activation, as ncnn's ncnnoptimize does; socsim.sched.fusion.fuse, one asymmetric op per
+    kernel, so a batch norm stays its own kernel where the converters fold it into the weights:
+    not modelled, the fit below absorbs it); every kernel at
+    MNN_GPU_KERNEL_EFFICIENCY, gradient convolutions also at MNN's backward slowdown and with
+    their geometry-computing traffic (mnn_gpu_backward_traffic)."""
+    ops, sizes = graph.ops, None
+    if all(op.phase not in BACKWARD_PHASES for op in ops):
+        ops = fuse(ops)[0]
+        sizes = tuple(dict(op.params).get("fused", 1) for op in ops)
+    ops = tuple(scale_work(op, MNN_GPU_KERNEL_EFFICIENCY * (MNN_GPU_GRAD_CONV_EFFICIENCY if (
+        op.phase in BACKWARD_PHASES and op.kind in GEMM_KINDS) else 1.0)) for op in ops)
+    return _Ops(graph, tuple(mnn_gpu_backward_traffic(op) for op in ops), sizes)

@@ -274,6 +274,8 @@ class Gpu(_OppRange, Sourced):
     opps: list[Opp] = Field(min_length=1)
     fp32_flops_per_cycle: PositiveFloat
     fp32_efficiency: float = Field(gt=0, le=1)
+    fp16_rate: float = Field(ge=1, le=4, description="FP16 FLOPs per cycle over FP32's")
+    l2_kb: float = Field(ge=0, le=65536, description="GPU L2 cache size (KB)")
     dyn_power_coeff_uw_mhz_v2: PositiveFloat
     leakage_mw: float = Field(ge=0)
     kernel_launch_us: float = Field(ge=0)

@@ -145,6 +145,8 @@ class Environment(WorkloadBlock):
     charger_w: float = Field(7.5, ge=0, description="power the charger draws at the wall while charging "
                              "(5 V x 1.5 A USB); it delivers the SoC spec's battery.charger_efficiency of it")
     initial_soc: float | None = Field(None, ge=0, le=1)
+    initial_temp_c: float | None = Field(None, ge=-20, le=120, description="temperature of every thermal node "
+                                         "at t = 0 (a phone still warm from earlier work); null: ambient_c")
 
     @field_validator("memory_budget_mb")
     @classmethod

@@ -127,6 +127,12 @@ _MAC = dict(niti="int8", octo="int8", dsp=True)
 # x * min(max(x + 3, 0), 6) / 6 = add, max, min, multiply, divide: 5; its gradient (PyTorch's
 # hardswish_backward: dy * (x / 3 + 0.5) between -3 and 3, 0 below, dy above) = two compares,
 # divide, add, multiply: 5.
+# Sigmoid 1 / (1 + exp(-x)): negate, exp, add, divide = 4; its gradient dy * y * (1 - y) (it
+# reads the output) = subtract, two multiplies = 3.  SiLU x * sigmoid(x) (Elfwing et al. 2018;
+# torch.nn.SiLU): the sigmoid's 4 and a multiply = 5; its gradient (PyTorch's silu_backward:
+# dy * s * (1 + x * (1 - s)), s recomputed from x) = 4 + subtract, multiply, add, two
+# multiplies = 9.  Hexagon NN int8 kernels for these (its look-up-table sigmoid) are not
+# modelled: dsp False, they run on the CPU or the GPU (assumption, on the pessimistic side).
 #
 # HVX packets per 128-byte output vector (dsp_packets; one HVX ALU op per packet; loads in slots
 # 0/1, one store per packet; hw:hexagon.packet).  requant_static: 4 int32 input vectors -> shift
@@ -234,6 +240,11 @@ _TABLE: tuple[OpKind, ...] = (
        grad="hardswish_bwd", saves="input"),
     _k("hardswish_bwd", "eltwise", "elems", "sym", flops_per_elem=5, backward="bwd", dsp=True,
        dsp_packets=3.0),
+    _k("sigmoid", "eltwise", "elems", "sym", flops_per_elem=4, grad="sigmoid_bwd",
+       saves="output"),
+    _k("sigmoid_bwd", "eltwise", "elems", "sym", flops_per_elem=3, backward="bwd"),
+    _k("silu", "eltwise", "elems", "sym", flops_per_elem=5, grad="silu_bwd", saves="input"),
+    _k("silu_bwd", "eltwise", "elems", "sym", flops_per_elem=9, backward="bwd"),
     _k("softmax", "eltwise", "elems", "asym", flops_per_elem=5, grad="softmax_bwd",
        saves="output"),
     _k("softmax_bwd", "eltwise", "elems", "asym", flops_per_elem=4, backward="bwd"),

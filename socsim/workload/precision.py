@@ -13,7 +13,7 @@ from socsim.workload import memory, niti, octo
 from socsim.workload.graph import TrainingGraph, training_graph
 from socsim.workload.model import ModelError
 from socsim.workload.ops import Op
-from socsim.workload.zoo import build_model
+from socsim.workload.models import build_model
 
 PRECISIONS: tuple[str, ...] = ("fp32", "niti", "octo")
 

@@ -21,32 +21,14 @@ Canonical inputs (:data:`CANONICAL_INPUTS`): 3x32x32 for the CNNs Mandheling tra
 """
 from __future__ import annotations
 
-import operator
-from functools import lru_cache, partial
-from typing import Callable
+from functools import partial
 
-from socsim.workload.builder import NetBuilder
 from socsim.workload.model import Layer, Model, ModelError
+from socsim.workload.modeldef import ModelDef, instantiate
 from socsim.workload.nets import bert, classic, inception, mobile, resnet
 
-__all__ = ["CANONICAL_INPUTS", "Layer", "Model", "ModelError", "build_model", "canonical_name",
-           "list_models"]
-
-_BUILDERS: dict[str, Callable[[NetBuilder], Model]] = {
-    "vgg11": partial(classic.vgg, depth_name="vgg11"),
-    "vgg16": partial(classic.vgg, depth_name="vgg16"),
-    "vgg19": partial(classic.vgg, depth_name="vgg19"),
-    "resnet18": partial(resnet.resnet, depth_name="resnet18"),
-    "resnet34": partial(resnet.resnet, depth_name="resnet34"),
-    "resnet50": partial(resnet.resnet, depth_name="resnet50"),
-    "inceptionv3": inception.inceptionv3,
-    "mobilenetv2": mobile.mobilenetv2,
-    "shufflenetv2": mobile.shufflenetv2,
-    "alexnet": classic.alexnet,
-    "lenet": classic.lenet,
-    "densenet121": resnet.densenet121,
-    "bert-small": bert.bert_small,
-}
+__all__ = ["CANONICAL_INPUTS", "Layer", "Model", "ModelError", "ZOO", "build_model",
+           "canonical_name", "list_models"]
 
 CANONICAL_INPUTS: dict[str, tuple[int, ...]] = {
     "vgg11": (3, 32, 32), "vgg16": (3, 32, 32), "vgg19": (3, 224, 224),
@@ -56,53 +38,62 @@ CANONICAL_INPUTS: dict[str, tuple[int, ...]] = {
     "bert-small": (64, 512),
 }
 
+# The zoo's models, each registered under the entry-point group socsim.models in pyproject.toml
+# (``vgg11 = "socsim.workload.zoo:vgg11"``), the path a plugin's models take too.
+vgg11 = ModelDef(partial(classic.vgg, depth_name="vgg11"), CANONICAL_INPUTS["vgg11"])
+vgg16 = ModelDef(partial(classic.vgg, depth_name="vgg16"), CANONICAL_INPUTS["vgg16"])
+vgg19 = ModelDef(partial(classic.vgg, depth_name="vgg19"), CANONICAL_INPUTS["vgg19"])
+resnet18 = ModelDef(partial(resnet.resnet, depth_name="resnet18"), CANONICAL_INPUTS["resnet18"])
+resnet34 = ModelDef(partial(resnet.resnet, depth_name="resnet34"), CANONICAL_INPUTS["resnet34"])
+resnet50 = ModelDef(partial(resnet.resnet, depth_name="resnet50"), CANONICAL_INPUTS["resnet50"])
+inceptionv3 = ModelDef(inception.inceptionv3, CANONICAL_INPUTS["inceptionv3"])
+mobilenetv2 = ModelDef(mobile.mobilenetv2, CANONICAL_INPUTS["mobilenetv2"])
+shufflenetv2 = ModelDef(mobile.shufflenetv2, CANONICAL_INPUTS["shufflenetv2"])
+alexnet = ModelDef(classic.alexnet, CANONICAL_INPUTS["alexnet"])
+lenet = ModelDef(classic.lenet, CANONICAL_INPUTS["lenet"])
+densenet121 = ModelDef(resnet.densenet121, CANONICAL_INPUTS["densenet121"])
+bert_small = ModelDef(bert.bert_small, CANONICAL_INPUTS["bert-small"], takes="tokens")
+
+#: the zoo: canonical name -> its definition, in listing order
+ZOO: dict[str, ModelDef] = {
+    "vgg11": vgg11, "vgg16": vgg16, "vgg19": vgg19, "resnet18": resnet18, "resnet34": resnet34,
+    "resnet50": resnet50, "inceptionv3": inceptionv3, "mobilenetv2": mobilenetv2,
+    "shufflenetv2": shufflenetv2, "alexnet": alexnet, "lenet": lenet, "densenet121": densenet121,
+    "bert-small": bert_small,
+}
+#: other spellings of zoo names (after lower-casing and dropping non-alphanumerics)
+ALIASES: dict[str, str] = {"lenet5": "lenet", "inception3": "inceptionv3",
+                           "shufflenetv21x0": "shufflenetv2", "mobilenetv21x0": "mobilenetv2",
+                           "bertsmall": "bert-small"}
+
 
 def list_models() -> list[str]:
-    """Canonical model names."""
-    return list(_BUILDERS)
+    """Canonical names of the zoo's models."""
+    return list(ZOO)
+
+
+def normalise(name: object) -> str:
+    """A model name as compared: lower case, alphanumerics only."""
+    return "".join(ch for ch in str(name).lower() if ch.isalnum())
 
 
 def canonical_name(name: str) -> str:
-    """``"VGG-16"``, ``"vgg_16"``, ``"ResNet50"``, ``"BERT_small"`` -> canonical name."""
-    key = "".join(ch for ch in str(name).lower() if ch.isalnum())
-    for canon in _BUILDERS:
-        if key == canon.replace("-", ""):
+    """``"VGG-16"``, ``"vgg_16"``, ``"ResNet50"``, ``"BERT_small"`` -> canonical zoo name."""
+    key = normalise(name)
+    for canon in ZOO:
+        if key == normalise(canon):
             return canon
-    aliases = {"lenet5": "lenet", "inception3": "inceptionv3", "shufflenetv21x0": "shufflenetv2",
-               "mobilenetv21x0": "mobilenetv2", "bertsmall": "bert-small"}
-    if key in aliases:
-        return aliases[key]
-    raise ModelError("model", name, f"unknown model; known models: {', '.join(_BUILDERS)}")
-
-
-def _check_input(name: str, input_chw: tuple[int, ...]) -> None:
-    want = "(seq_len,) or (seq_len, hidden)" if name == "bert-small" else "(C, H, W)"
-    ok_len = len(input_chw) in (1, 2) if name == "bert-small" else len(input_chw) == 3
-    if not ok_len:
-        raise ModelError("input", input_chw, f"{name} takes an input shaped {want}")
-    if any(d <= 0 for d in input_chw):
-        raise ModelError("input", input_chw, "every input dimension must be a positive integer")
+    if key in ALIASES:
+        return ALIASES[key]
+    raise ModelError("model", name, f"unknown model; known models: {', '.join(ZOO)}")
 
 
 def build_model(name: str, input_chw: tuple[int, ...], num_classes: int) -> Model:
-    """Build ``name`` for one sample of shape ``input_chw`` and ``num_classes`` outputs.
+    """Build zoo model ``name`` for one sample of shape ``input_chw`` and ``num_classes`` outputs.
 
     Raises :class:`ModelError` for an unknown model (field ``model``), a malformed or too small
     input (field ``input``, naming the layer whose output would be empty) or a non-positive class
     count (field ``num_classes``).  Memoised: equal arguments return the same object.
     """
     canon = canonical_name(name)
-    try:
-        dims = tuple(operator.index(d) for d in input_chw)
-    except (TypeError, ValueError):
-        raise ModelError("input", input_chw, "input must be a sequence of integers") from None
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-        raise ModelError("num_classes", num_classes, "must be a positive integer")
-    return _build(canon, dims, num_classes)
-
-
-@lru_cache(maxsize=256)
-def _build(name: str, input_chw: tuple[int, ...], num_classes: int) -> Model:
-    _check_input(name, input_chw)
-    ids = input_chw[:1] if name == "bert-small" else None  # BERT's input tensor: token ids
-    return _BUILDERS[name](NetBuilder(name, input_chw, num_classes, ids))
+    return instantiate(ZOO[canon], canon, input_chw, num_classes)

@@ -4,7 +4,7 @@ Every import counts, including those inside functions and under ``TYPE_CHECKING`
 that is only deferred is still a dependency, and a cycle hidden inside a function is still a
 cycle.  Layers, lowest first (docs/architecture.md):
 
-    isa < workload, spec < hw < contract < engine, sched < report < api, sweep, tools < cli
+    isa < workload, spec < hw < contract < engine, sched < report < api, sweep, fleet, tools < cli
 
 A module may import from its own layer and the layers below it, never from a layer above, and
 the modules of a package may not import each other in a circle.
@@ -28,7 +28,7 @@ LAYERS: dict[str, int] = {
     "socsim.contract": 3,
     "socsim.engine": 4, "socsim.sched": 4,
     "socsim.report": 5,
-    "socsim": 6, "socsim.api": 6, "socsim.sweep": 6, "socsim.fidelity": 6, "socsim.tools": 6,
+    "socsim": 6, "socsim.api": 6, "socsim.sweep": 6, "socsim.fleet": 6, "socsim.fidelity": 6, "socsim.tools": 6,
     "socsim.cli": 7, "socsim.__main__": 7,
 }
 

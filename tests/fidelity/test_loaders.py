@@ -47,6 +47,7 @@ def test_ncnn_devices_map_only_to_the_same_chip():
     soc, note, label = device_soc("Qualcomm SM8150-AC Snapdragon 855+ (Kyro485 2.96 GHz ...)")
     assert soc == "sd855" and "2.96" in note and "855+" in label
     assert device_soc("Qualcomm Snapdragon 888 (Cortex-X1 2.84GHz x1 ...)")[:2] == ("sd888", None)
+    assert device_soc("Qualcomm SM8550-AB Snapdragon 8 Gen 2 (Kyro 3.20 GHz + ...)")[:2] == ("sd8gen2", None)
     assert device_soc("Qualcomm SDM765G Snapdragon 765G (...)")[0] is None
     assert device_soc("Kirin 970 (Cortex-A73 2.4GHz x 4 + Cortex-A53 1.8GHz x 4)")[0] is None
 
@@ -60,7 +61,8 @@ def test_ncnn_ratios_pair_runs_of_one_device():
     assert alex.measured == pytest.approx(24.92 / 11.91)
     cases = {c.id: c for c in threads.cases}
     assert (cases[alex.num].cores, cases[alex.den].cores) == ("big1", "big4")
-    assert all(c.mode == "inference" and c.batch == 1 and c.soc == "sd855" for c in threads.cases)
+    assert all(c.mode == "inference" and c.batch == 1 for c in threads.cases)
+    assert {c.soc for c in threads.cases} == {"sd855", "sd8gen2"}   # the 855+ and the 8 Gen 2 rows
     gpu = {c.scheduler for c in tables["ncnn GPU/CPU"].cases}
     assert gpu == {"mnn-fp32", "mnn-fp32-gpu"}
     assert {c.scheduler for c in tables["ncnn INT8/FP32"].cases} == {"mnn-fp32", "mnn-int8"}

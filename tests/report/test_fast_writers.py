@@ -46,7 +46,7 @@ def _reference_counters(ts_csv: Path, out: Path) -> bytes:
         with open(ts_csv, newline="") as src:
             reader = csv.reader(src)
             header = next(reader)
-            heads = [_counter_head(u) for u in _counter_descriptors(stream, header[1:])]
+            heads = [_counter_head(u) for u in _counter_descriptors(stream, header[1:], set())]
             stream.flush()
             rows = list(reader)
             for k, row in enumerate(rows):
@@ -62,7 +62,7 @@ def _reference_counters(ts_csv: Path, out: Path) -> bytes:
 def _fast_counters(ts_csv: Path, out: Path) -> bytes:
     with open(out, "wb") as f:
         stream = _PacketStream(f)
-        perfetto._write_counters(stream, ts_csv)
+        perfetto._write_counters(stream, ts_csv, {})   # no SoC: every column a counter
         stream.flush()
     return out.read_bytes()
 
@@ -108,6 +108,15 @@ def test_slice_kernel_matches_per_slice_encoding(tmp_path: Path, monkeypatch: py
                          ("forward", "update")[i % 2], b * 1.0 + i * 0.05, 0.06 if i == 3 else 0.04)
     rec.close()
     monkeypatch.setattr(perfetto, "_CHUNK", 7)
+
+    class NoSched:   # the slices alone (sched_switch packets: tests/report/test_perfetto_android.py)
+        def op(self, cpu: int, t0: int, t1: int) -> bytes:
+            return b""
+
+        def close(self) -> bytes:
+            return b""
+
+    monkeypatch.setattr(perfetto, "SchedWriter", NoSched)
     write_perfetto(tmp_path, tmp_path / "fast.perfetto-trace")
 
     def per_slice(stream, tracks, ops_csv):   # the encoding before the kernel

@@ -118,19 +118,13 @@ def test_instants_for_thermal_events(decoded: DecodedTrace, synthetic_run: Synth
 
 
 def test_counter_tracks_named_as_android(decoded: DecodedTrace, synthetic_run: SyntheticRun) -> None:
-    expected = {f"power.{r}_uws" for r in RAILS} | {f"power.{r}_mw" for r in RAILS} | {
-        "cpufreq.little", "cpufreq.big", "cpu-big Temperature", "skin Temperature",
-        "batt.charge_uah", "batt.capacity_pct", "batt.current_ua", "batt.voltage_mv",
-        "mem.used_bytes", "batch"}
+    """Columns Android has no data source for stay TrackEvent counters (the rest:
+    tests/report/test_perfetto_android.py); ``cpufreq.big`` too: sd865 has no cluster ``big``."""
+    expected = {f"power.{r}_mw" for r in RAILS} | {"cpufreq.big", "mem.used_bytes", "batch"}
     assert set(decoded.counters) == expected
     n, end_ns = synthetic_run.n_samples, round((synthetic_run.n_samples - 1) * 0.1 * 1e9)
-    temp = decoded.counters["cpu-big Temperature"]
-    assert len(temp) == n and temp[0] == (0, 30.0) and temp[-1] == (end_ns, 30.0 + 4.0 * (n - 1))
-    energy = [v for _, v in decoded.counters["power.cpu_big_uws"]]
-    assert energy == sorted(energy) and energy[0] == 0.0
-    assert energy[-1] == pytest.approx(3000.0 * 1e3 * 0.1 * 1.1 * (n - 1), rel=0.05)
-    # unchanged values are written once, plus the last sample so the track spans the run
-    assert decoded.counters["batt.capacity_pct"] == [(0, 100.0), (end_ns, 100.0)]
+    power = decoded.counters["power.cpu_big_mw"]
+    assert len(power) == n and power[0] == (0, 3000.0)
     freq = decoded.counters["cpufreq.big"]
     assert {v for _, v in freq} == {2419.2, 1862.4} and freq[-1][0] == end_ns
     drop = next(ts for ts, v in freq if v == 1862.4)

@@ -67,9 +67,9 @@ def test_every_new_plan_pays_its_jit_in_its_first_batch_only(tmp_path):
 
 
 def test_a_plan_superseded_before_it_ran_charges_no_jit(tmp_path):
-    # two budget steps inside the same batch (batch 1 runs from ~0.69 s to ~1.23 s): the 110 MB
+    # two budget steps inside the same batch (batch 1 runs from ~0.38 s to ~0.60 s): the 110 MB
     # plan never runs
-    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.9, "mb": 110}, {"at_s": 0.95, "mb": 98}]
+    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.45, "mb": 110}, {"at_s": 0.47, "mb": 98}]
     s, t, labels = run(tmp_path, "sup", steps, batches=4)
     events = s["scheduler_info"]["splits"]
     assert [e["first_batch"] for e in events] == [0, None, 2]
@@ -81,7 +81,7 @@ def test_a_plan_superseded_before_it_ran_charges_no_jit(tmp_path):
 
 def test_a_budget_that_returns_within_a_batch_cancels_the_pending_plan(tmp_path):
     # down to 110 MB and back to 200 MB inside batch 1: batch 2 must keep running 16, no JIT
-    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.9, "mb": 110}, {"at_s": 0.95, "mb": 200}]
+    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.45, "mb": 110}, {"at_s": 0.47, "mb": 200}]
     s, t, labels = run(tmp_path, "back", steps, batches=4)
     _, t_off, _ = run(tmp_path, "off", None, batches=4, jit_compile=False)
     events = s["scheduler_info"]["splits"]
