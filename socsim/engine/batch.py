@@ -15,7 +15,7 @@ from socsim.contract.dvfs import HOST_BUSY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
 from socsim.hw import fastrpc, units
-from socsim.hw.power import RAIL_DRAM, RAIL_PLATFORM, SocPower, cpu_rail, rail_names
+from socsim.hw.power import RAIL_DRAM, RAIL_PLATFORM, SocPower, cpu_rail, rail_names, uncore_power_mw
 from socsim.contract import Plan
 from socsim.spec.soc import SocSpec
 from socsim.workload.memory import live_bytes
@@ -119,6 +119,14 @@ class BatchWalker:
         d, _ = self.power.units[rail].power_mw(self.unit_mhz(u, freqs), 1.0, cost.activity, 25.0)
         dyn[self.ridx[rail]] += d
         return dyn, {unit: 1.0}
+
+    def uncore_mw(self, cost) -> float:
+        """The memory subsystem's power at the DDR clock a CPU op's clusters vote
+        (socsim.hw.power.uncore_power_mw; the vote is in the op's cost detail)."""
+        unc = self.soc.cpu.uncore
+        if unc is None or not unc.power_top_mw:
+            return 0.0
+        return uncore_power_mw(unc, dict(cost.detail).get("ddr_mhz"))
 
     def dram_mw(self, nbytes: int, dur_s: float) -> float:
         return 0.0 if dur_s <= 0 else nbytes / dur_s * self.power.dram_pj_per_byte * 1e-9
@@ -259,6 +267,8 @@ class BatchWalker:
             dur = cost.time_s / (share if unit == host_unit else 1.0)
             dyn, busy = self.op_dyn(cost, unit, freqs)
             dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(cost.dram_bytes, dur)
+            if unit == host_unit:
+                dyn[self.ridx[RAIL_DRAM]] += self.uncore_mw(cost)
             yield Seg(dur, res, res, step.label or op.name, op.kind, op.phase, dyn, busy, cost.dram_bytes, mem,
                       f"{unit}_ops", k)
             for name, dur in inserted.get(k, ()):

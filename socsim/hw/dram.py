@@ -55,12 +55,13 @@ class DramShare:
 MIN_SHARE_UNDER_BACKGROUND = 0.5
 
 
-def achievable_bps(dram: Dram, streams: int = 1, background_bps: float = 0.0) -> float:
+def achievable_bps(dram: Dram, streams: int = 1, background_bps: float = 0.0, clock_scale: float = 1.0) -> float:
     """Total bandwidth the channel delivers to ``streams`` interleaved request streams, while
-    other masters take ``background_bps`` of it."""
+    other masters take ``background_bps`` of it; ``clock_scale`` is the DDR clock over the clock
+    at which ``dram.bandwidth_gbs`` holds (:func:`uncore_dram`)."""
     streams = max(1, int(streams)) + (1 if background_bps > 0 else 0)
     factor = max(MIN_INTERFERENCE_FACTOR, 1.0 - ROW_INTERFERENCE_PER_STREAM * (streams - 1))
-    total = dram.bandwidth_gbs * 1e9 * dram.achievable_fraction * factor
+    total = dram.bandwidth_gbs * 1e9 * dram.achievable_fraction * factor * clock_scale
     if background_bps <= 0:
         return total
     return max(total - background_bps, MIN_SHARE_UNDER_BACKGROUND * total)
@@ -73,17 +74,19 @@ def sharer_limit_bps(dram: Dram, kind: str, latency_ns: float | None = None) -> 
 
 
 def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None, streams: int | None = None,
-          background_bps: float = 0.0) -> DramShare:
+          background_bps: float = 0.0, latency_ns: float | None = None, clock_scale: float = 1.0) -> DramShare:
     """Bandwidth one sharer of ``kind`` gets while ``sharers`` (kind -> count, itself included)
     are busy together: the channel is split evenly among sharers, each capped by its own MLP.
     ``streams`` is the number of interleaved address streams behind the row-buffer interference
-    (default: one per sharer); ``background_bps`` is what other masters take meanwhile."""
+    (default: one per sharer); ``background_bps`` is what other masters take meanwhile;
+    ``latency_ns`` and ``clock_scale`` the loaded latency and DDR clock the uncore governors set
+    (:func:`uncore_dram`; default: the spec's, at the top DDR clock)."""
     sharers = dict(sharers or {kind: 1})
     sharers.setdefault(kind, 1)
     n = sum(sharers.values())
-    total = achievable_bps(dram, streams or n, background_bps)
+    total = achievable_bps(dram, streams or n, background_bps, clock_scale)
     # water-filling: sharers below the fair share keep their limit, the rest split the remainder
-    limits = sorted((sharer_limit_bps(dram, k) for k, c in sharers.items() for _ in range(c)))
+    limits = sorted((sharer_limit_bps(dram, k, latency_ns) for k, c in sharers.items() for _ in range(c)))
     left, remaining = total, n
     fair = total / n
     for lim in limits:
@@ -92,8 +95,24 @@ def share(dram: Dram, kind: str, sharers: dict[str, int] | None = None, streams:
             break
         left -= lim
         remaining -= 1
-    mine = min(sharer_limit_bps(dram, kind), fair if remaining else total)
-    return DramShare(bandwidth_bps=mine, latency_s=dram.latency_ns * 1e-9)
+    mine = min(sharer_limit_bps(dram, kind, latency_ns), fair if remaining else total)
+    return DramShare(bandwidth_bps=mine, latency_s=(latency_ns or dram.latency_ns) * 1e-9)
+
+
+def uncore_dram(dram: Dram, uncore, ddr_mhz: float | None) -> tuple[float, float]:
+    """(loaded latency in ns, bandwidth scale) of the DRAM at DDR clock ``ddr_mhz`` as the
+    SoC's memory-latency governors vote it (``uncore``: a socsim.spec.soc.Uncore, or None:
+    the spec's latency and full bandwidth).  ``dram.latency_ns`` holds at ``ddr_peak_mhz``; of
+    it, ``dram_ddr_cycles`` DDR clocks (read latency, burst, controller pipeline) stretch as the
+    clock drops and the rest (core, DSU, NoC, system cache, tRCD/tRP, which are in ns) does not.
+    Bandwidth is proportional to the DDR clock (a DDR bus moves a fixed width per clock edge)."""
+    if uncore is None or ddr_mhz is None:
+        return dram.latency_ns, 1.0
+    peak = uncore.ddr_peak_mhz
+    f = min(ddr_mhz, peak)
+    cycles_ns = uncore.dram_ddr_cycles * 1e3
+    lat = dram.latency_ns - cycles_ns / peak + cycles_ns / f
+    return lat, f / peak
 
 
 def energy_j(dram: Dram, nbytes: float) -> float:

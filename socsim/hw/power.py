@@ -109,6 +109,22 @@ def gpu_power_mw(gpu: Gpu, freq_mhz: ArrayLike, active: ArrayLike, temp_c: Array
     return unit_power_mw(gpu, freq_mhz, active, temp_c, **kw)
 
 
+def uncore_power_mw(uncore, ddr_mhz: float | None) -> float:
+    """Power (mW) of the memory subsystem at the DDR clock the CPU's memory-latency governors vote
+    (socsim.spec.soc.Uncore), above what it draws at the idle phone's vote (the floor, which the
+    idle baseline holds).  The DDR, its controller and PHY, the LLCC and the NoC are clocked
+    together by the votes and their supply corners rise with the clock, so the power follows
+    C V^2 f with V rising with f: ``power_top_mw * ((f / f_top)**g - (f_floor / f_top)**g)``,
+    g = ``power_exponent`` (3: V proportional to f over the range, the bound of that law; 1: a
+    fixed voltage).  0 without an uncore block, a power figure or a vote."""
+    if uncore is None or not uncore.power_top_mw or ddr_mhz is None:
+        return 0.0
+    top, g = uncore.ddr_peak_mhz, uncore.power_exponent
+    lo = uncore.floor("ddr")
+    f = max(float(ddr_mhz), lo)
+    return uncore.power_top_mw * ((f / top) ** g - (lo / top) ** g)
+
+
 def dram_power_mw(bytes_per_s: ArrayLike, dram: Dram) -> tuple[FloatOrArray, FloatOrArray]:
     """(dynamic_mw, static_mw) of DRAM: energy per byte moved plus background (refresh, PHY idle)."""
     dyn = np.asarray(bytes_per_s, float) * dram.energy_pj_per_byte * 1e-9  # pJ/s -> mW

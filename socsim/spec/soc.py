@@ -12,6 +12,7 @@ from pydantic_core import PydanticCustomError
 from pydantic import Field, PositiveFloat, PositiveInt, ValidationInfo, field_validator, model_validator
 
 from socsim.spec.base import Sourced, StrictModel
+from socsim.spec.coretypes import fitted_fp32_efficiency
 
 
 class Opp(StrictModel):
@@ -116,6 +117,8 @@ class Cluster(_OppRange, Sourced):
     # bounds: a scalar core does 1 FLOP/cycle, the widest SVE core ~64; outside is a typo
     fp32_flops_per_cycle: float = Field(ge=1, le=1024, description="peak FP32 FLOPs/cycle/core (FMA = 2)")
     int8_macs_per_cycle: float = Field(ge=1, le=4096, description="peak INT8 MACs/cycle/core (sdot)")
+    # filled from socsim.spec.coretypes for a core type listed there (a property of the core type,
+    # the same on every SoC); a spec gives it only for core types the table does not list
     fp32_efficiency: float = Field(gt=0, le=1, description="achieved/peak for training kernels")
     int8_efficiency: float = Field(gt=0, le=1)
     l1d: CacheLevel
@@ -132,15 +135,78 @@ class Cluster(_OppRange, Sourced):
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
         return check_opps(v)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _core_type_efficiency(cls, data):
+        if not isinstance(data, dict) or not isinstance(data.get("core_type"), str):
+            return data
+        fitted = fitted_fp32_efficiency(data["core_type"])
+        if fitted is None:
+            return data
+        given = data.get("fp32_efficiency")
+        if given is not None and abs(float(given) - fitted) > 1e-9:
+            raise ValueError(f"fp32_efficiency {given} for a {data['core_type']} core: the core type's fitted value "
+                             f"is {fitted} (socsim/spec/coretypes.py), the same on every SoC; leave the field out")
+        return {**data, "fp32_efficiency": fitted}
+
     @property
     def count(self) -> int:
         return len(self.core_ids)
+
+
+VoteTable = list[tuple[PositiveFloat, PositiveFloat]]
+
+
+class Uncore(Sourced):
+    """Clocks of the shared L3 (DSU), the system cache (LLCC) and the DDR as Qualcomm's
+    memory-latency governors set them from the CPU clusters' frequencies.
+
+    Each table is an ``arm-memlat-mon`` ``qcom,core-dev-table`` of the SoC's device tree: rows of
+    (CPU MHz, uncore MHz); a cluster at CPU frequency f votes the uncore frequency of the first row
+    whose CPU MHz is >= f (the last row above the table), and the uncore runs at the highest vote
+    of the clusters in use (the governor's aggregation).  ``ddr_floor_mhz`` is the
+    ``arm-cpu-mon`` compute floor (same lookup).  A spec without this block keeps the uncore at
+    its top clock (cache latencies in core cycles, DRAM at ``dram.latency_ns``/``bandwidth_gbs``)."""
+
+    l3_mhz: dict[str, VoteTable] = Field(description="cluster -> (CPU MHz, L3 MHz) rows")
+    llcc_mhz: dict[str, VoteTable] = Field(default_factory=dict, description="cluster -> (CPU MHz, LLCC MHz) rows")
+    ddr_mhz: dict[str, VoteTable] = Field(description="cluster -> (CPU MHz, DDR MHz) rows")
+    ddr_floor_mhz: dict[str, VoteTable] = Field(default_factory=dict, description="cluster -> (CPU MHz, DDR MHz) floor")
+    ddr_peak_mhz: PositiveFloat = Field(description="DDR clock at which dram.bandwidth_gbs and dram.latency_ns hold")
+    dram_ddr_cycles: float = Field(ge=0, description="part of dram.latency_ns that is DDR-clock cycles")
+    # The memory subsystem's power at the voted clocks (socsim.hw.power.uncore_power_mw): DDR,
+    # its controller and PHY, the LLCC and the NoC, which the votes move together.  0: not modelled.
+    power_top_mw: float = Field(0.0, ge=0, description="memory-subsystem power at the top DDR clock, above the idle floor")
+    power_exponent: float = Field(3.0, ge=1, le=3, description="P ~ f_ddr ** exponent (1: fixed voltage, 3: V ~ f)")
+
+    @staticmethod
+    def lookup(table: VoteTable, cpu_mhz: float) -> float:
+        for core, dev in table:
+            if cpu_mhz <= core + 1e-6:
+                return dev
+        return table[-1][1]
+
+    def vote(self, which: str, cluster_mhz: dict[str, float]) -> float | None:
+        """The uncore clock (MHz) ``which`` (l3, llcc, ddr) for clusters in use at these clocks."""
+        tabs = getattr(self, f"{which}_mhz")
+        votes = [self.lookup(tabs[c], f) for c, f in cluster_mhz.items() if c in tabs]
+        if which == "ddr":
+            votes += [self.lookup(self.ddr_floor_mhz[c], f) for c, f in cluster_mhz.items() if c in self.ddr_floor_mhz]
+        return max(votes) if votes else None
+
+    def top(self, which: str) -> float:
+        return max(dev for tab in getattr(self, f"{which}_mhz").values() for _, dev in tab)
+
+    def floor(self, which: str) -> float:
+        """The lowest clock any cluster votes (the idle phone's)."""
+        return min(dev for tab in getattr(self, f"{which}_mhz").values() for _, dev in tab)
 
 
 class Cpu(Sourced):
     clusters: list[Cluster] = Field(min_length=1)
     l3: CacheLevel
     slc: CacheLevel | None = None
+    uncore: Uncore | None = None
     # 3.5: midpoint of pub:cpu_config_switch_ms's 2-5 ms (measured on sd855), as the specs use
     config_switch_ms: float = Field(3.5, ge=0, description="cost of changing core set/frequency between batches")
 
@@ -159,6 +225,11 @@ class Cpu(Sourced):
             raise PydanticCustomError("cpu", "clusters are listed from the little to the biggest, by top frequency; "
                                       "got {order}", {"fields": ("clusters",), "order": ", ".join(
                                           f"{c.name} {c.max_mhz:g} MHz" for c in self.clusters)})
+        if self.uncore is not None:
+            for which in ("l3_mhz", "llcc_mhz", "ddr_mhz", "ddr_floor_mhz"):
+                bad = sorted(set(getattr(self.uncore, which)) - set(names))
+                if bad:
+                    raise ValueError(f"uncore.{which} names clusters {bad} the cpu does not have ({names})")
         return self
 
     @property

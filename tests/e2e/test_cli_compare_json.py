@@ -90,7 +90,7 @@ def test_time_split_per_unit_and_a_composition_by_name(tmp_path):
         for u in ("cpu", "dsp", "gpu"):
             assert abs(row["time_share"][u] - t[u] / s["per_batch"]["time_s"]) < 1e-3
     m = rows[0]["time_share"]
-    assert m["cpu"] > 0.05 and m["dsp"] > 0.3 and m["gpu"] == 0 and runs[0]["placement"]["time_s"]["switch"] > 0
+    assert m["cpu"] > 0.05 and m["dsp"] > 0.2 and m["gpu"] == 0 and runs[0]["placement"]["time_s"]["switch"] > 0
     assert rows[2]["time_share"]["gpu"] > 0.9
     line = next(x for x in text.splitlines() if " mandheling+min-energy " in x)
     assert "%/" in line

@@ -22,7 +22,9 @@ def run(tmp_path_factory):
 
 def test_rails_sum_to_total(run):
     _, s = run
-    assert sum(s["energy_j"]["rails"].values()) == pytest.approx(s["energy_j"]["total"], rel=1e-9)
+    # the summary rounds each figure to 1e-8 J: the rails' sum may differ from the total by their roundings
+    rails = s["energy_j"]["rails"]
+    assert sum(rails.values()) == pytest.approx(s["energy_j"]["total"], rel=1e-9, abs=0.5e-8 * (len(rails) + 1))
 
 
 def test_cumulative_rail_counters_end_at_the_rail_energies(run):

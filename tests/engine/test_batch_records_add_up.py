@@ -47,7 +47,7 @@ def test_an_app_that_comes_and_goes_within_a_batch_is_not_charged(tmp_path):
     """The batch took its interference at its start (none) and ran at full speed: the app,
     started and gone before the batch ended, met no training thread of that batch."""
     fg = {"name": "app", "cores": [4, 5, 6, 7], "start_s": 0.1, "duration_s": 0.2, "utilization": 0.8}
-    r = run(tmp_path, lenet(batches=2, environment={"foreground_load": fg}))
+    r = run(tmp_path, lenet(batches=2, batch_size=6144, environment={"foreground_load": fg}))   # a batch of ~0.37 s
     b0 = r.batches()[0]
     assert b0["start_s"] < 0.1 and 0.3 < b0["start_s"] + b0["time_s"]
     (app,) = r.summary["foreground"]

@@ -1,0 +1,32 @@
+"""Properties of a CPU core *type* (Cortex-A55, Cortex-A76, ...), the same on every SoC that has it.
+
+A kernel efficiency fitted on one phone's measurements is a property of the core's
+microarchitecture running the framework's kernels, not of the phone: it lives here, keyed by the
+cluster's ``core_type``, and every spec whose cluster has that core type takes it
+(``socsim.spec.soc.Cluster`` fills ``fp32_efficiency`` from this table; a spec that gives a
+different value for a core type listed here is an error: it would be a per-phone correction).
+Core types not listed keep their spec's own value (an assumption stated there).
+
+Every value names the data it was fitted on; docs/modeling.md, "Fitted constants", has the fits.
+"""
+from __future__ import annotations
+
+# Sustained fraction of the FP32 NEON peak (fp32_flops_per_cycle) of MNN's im2col + GEMM training
+# kernels (its arm64 12x8 FMLA micro-kernel with packing).
+FP32_EFFICIENCY: dict[str, float] = {
+    # FITTED on the development set's single-core rows (calibration/dev/minenergy_table2.yaml,
+    # Min-Energy Table II on sd855: BIG1 at H/M/L for the A76, LITTLE1 at H/M/L for the A55),
+    # jointly with socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN's re-derivation (a fixed point,
+    # s = 1.60).  Plausible 0.6-0.9 for the out-of-order A76.
+    "cortex-a76": 0.78,
+    # FITTED as above (LITTLE1).  The in-order, dual-issue A55 runs MNN's arm64 kernels (written
+    # for out-of-order cores, not scheduled for its pairing rules) at about half the A76's
+    # fraction of peak.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865,
+    # sd888, exynos9820).
+    "cortex-a55": 0.33,
+}
+
+
+def fitted_fp32_efficiency(core_type: str) -> float | None:
+    """The core type's fitted FP32 kernel efficiency, or None when the type has none."""
+    return FP32_EFFICIENCY.get(core_type.lower())
