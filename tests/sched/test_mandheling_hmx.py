@@ -16,7 +16,8 @@ def test_hmx_runs_mac_ops_only_when_asked(tmp_path):
     on = _run(tmp_path, "sd888", use_hmx=True)
     assert off["placement"]["hmx_ops"] == 0
     assert on["placement"]["hmx_ops"] > 0
-    # HVX <-> HMX passes inside the cDSP: no more switches than the HVX-only plan has
-    assert on["placement"]["switches"] <= off["placement"]["switches"] + 1e-9
+    # the DP takes HMX where it is faster (HVX <-> HMX passes stay inside the cDSP, no FastRPC
+    # call); how many CPU <-> cDSP switches the faster plan makes depends on the CPU's speed
+    assert on["per_batch"]["time_s"] < off["per_batch"]["time_s"]
     # a SoC without HMX ignores the option
     assert _run(tmp_path, "sd865", use_hmx=True)["placement"]["hmx_ops"] == 0
