@@ -13,7 +13,6 @@ of the per-batch time to show it).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -24,25 +23,7 @@ DEFAULT_TABLE = ROOT / "calibration" / "dev" / "minenergy_table2.yaml"
 WORKLOAD = ROOT / "workloads" / "min_energy_alexnet.yaml"
 sys.path.insert(0, str(ROOT))  # this tree's socsim, not an installed one
 
-
-def kendall_tau_b(x: list[float], y: list[float]) -> float:
-    conc = disc = tx = ty = 0
-    n = len(x)
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0 and dy == 0:
-                continue
-            if dx == 0:
-                tx += 1
-            elif dy == 0:
-                ty += 1
-            elif (dx > 0) == (dy > 0):
-                conc += 1
-            else:
-                disc += 1
-    den = math.sqrt((conc + disc + tx) * (conc + disc + ty))
-    return (conc - disc) / den if den else float("nan")
+from socsim.fidelity.metrics import kendall_tau_b  # noqa: E402
 
 
 def run_config(soc: str, cores: str, big_mhz: float, little_mhz: float, batches: int,
