@@ -10,6 +10,9 @@ gives the state of the per-instruction numpy path; tests/isa/test_fast_paths.py 
 against each other.  Timing is not computed here: isa.hvx.timing derives it once from the
 packet/resource model (a loop body's cost times its trip count), since control flow is static.
 The uniform-address contract is checked with a per-tile hash of every address accessed.
+vrmpy is isa.hvx.fast's intrinsic (AVX512-VNNI, AVX2 or generic LLVM IR, whichever the host
+runs); numba's on-disk cache of these functions is keyed on this file, so a change of the
+intrinsics there takes effect here only when this file changes too (or its cache is deleted).
 
 Shared memory: a read-only byte range of every tile's address space may be backed by one of a
 few shared images (e.g. a GEMM's B panel, read by every row-block tile); loads inside it read
