@@ -221,3 +221,23 @@ def test_the_new_kinds_are_costed_on_the_cpu_and_the_gpu(tmp_path):
         assert 0 < cpu.cost(op, ccfg).time_s < 1e-2 and 0 < gpu.cost(op, gcfg).time_s < 1e-2
     up, up_b = next(op for op in new if op.kind == "resize"), next(op for op in new if op.kind == "resize_bwd")
     assert up.flops == 7 * up.bytes_written // 4 and up_b.flops == 8 * up.bytes_written // 4
+
+
+@pytest.mark.parametrize("scheduler", ["mnn-fp32", "mandheling"])
+def test_a_model_with_the_new_ops_trains_under_the_seed_schedulers(tmp_path, scheduler):
+    """The new kinds have no DSP kernel: Mandheling keeps them on the CPU and the run completes."""
+    from socsim.api import run
+
+    head, hw = _head("th", 4)
+    nodes = [helper.make_node("Conv", ["x", "c.w"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("LeakyRelu", ["c"], ["lr"], name="lrelu", alpha=0.1),
+             helper.make_node("Div", ["lr", "k"], ["dv"], name="div"),
+             helper.make_node("Resize", ["dv", "", "sc"], ["up"], name="up", mode="nearest"),
+             helper.make_node("Tanh", ["up"], ["th"], name="tanh"), *head]
+    inits = [_const("k", 1), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"),
+             _w("c.w", 4, 4, 1, 1), *hw]
+    p = _save(tmp_path, nodes, inits)
+    wl = {"name": "new-ops", "model": {"onnx": str(p), "input": [4, 8, 8]}, "num_classes": 3, "batch_size": 4,
+          "batches": 2, "scheduler": {"name": scheduler}}
+    s = run("sd865", wl, deterministic=True, reports=False).summary
+    assert s["per_batch"]["time_s"] > 0 and s["energy_j"]["total"] > 0
