@@ -28,8 +28,9 @@ DEVICES: tuple[tuple[str, str, str | None], ...] = (
 )
 INPUT = (3, 224, 224)   # benchncnn's inputs (ImageNet models, 1000 classes)
 CLASSES = 1000
-MODEL_NOTE = ("ncnn FP32 CPU runs as socsim's mnn-fp32, INT8 (_int8 models) as mnn-int8, the Vulkan GPU as "
-              "mnn-fp32-gpu: mode inference, batch 1, 3x224x224, 1000 classes; one thread per core "
+MODEL_NOTE = ("ncnn FP32 CPU runs as socsim's ncnn-fp32 (FP16 arithmetic on ARMv8.2 cores, Winograd 3x3), INT8 "
+              "(_int8 models) as ncnn-int8 (per-layer quantize/dequantize, SDOT GEMM), the Vulkan GPU as "
+              "ncnn-vulkan (socsim/sched/ncnn.py): mode inference, batch 1, 3x224x224, 1000 classes; one thread per core "
               "(powersave 2: big<n>, 1: little<n>, 0 with every core: all; more threads than cores: one per core)")
 
 
@@ -120,13 +121,13 @@ def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, mo
         if load_soc(soc).gpu is None:
             skipped.append((what, f"{soc} has no GPU in socsim"))
             return None
-        scheduler, cores, unit = "mnn-fp32-gpu", None, "gpu"
+        scheduler, cores, unit = "ncnn-vulkan", None, "gpu"
     else:
         cores, why = _cores(run, soc)
         if cores is None:
             skipped.append((what, why or ""))
             return None
-        scheduler, unit = ("mnn-int8" if int8 else "mnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
+        scheduler, unit = ("ncnn-int8" if int8 else "ncnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
     return Case(table="ncnn", id=f"{label} {key} [{unit}]", where=where, line=lines.nearest((di, "runs", ri)),
                 soc=soc, model=model, input=INPUT, num_classes=CLASSES, batch=1, mode="inference",
                 scheduler=scheduler, cores=cores, freq="max", governor="performance", time_s=ms / 1000.0,
