@@ -295,8 +295,9 @@ class _NcnnCpu(BaseScheduler):
 
     def plan(self, ctx) -> Plan:
         graph = ctx.graph(self.precision)
-        if self.options.cores is not None:
-            cores = ctx.cores(self.options.cores, field="scheduler.options.cores")
+        chosen = getattr(self.options, "cores", None)
+        if chosen is not None:
+            cores = ctx.cores(chosen, field="scheduler.options.cores")
         else:
             cores = ctx.cores(default="big4")
         types = {ctx.soc.cpu.cluster_of(c).core_type for c in cores}
