@@ -151,3 +151,12 @@ def test_per_image_sweep_copies_the_weights_once_per_image():
                   for lines, _ in plan.segment(k))
     assert len(w_lines) >= op.weight_bytes // 128
     assert touches >= 3 * op.weight_bytes // 128       # every image reads every weight line
+
+
+def test_weight_gradient_keeps_the_batch_sweep():
+    # a weight gradient's int32 dW is its output, accumulated over the batch: no per-image copy
+    from socsim.hw.cache import streams as st
+    op = Op("g", "conv2d_wgrad", "weight_grad", "l", "int8",
+            make_params(batch=3, cin=64, h=4, w=4, cout=64, kh=3, kw=3, stride=1, pad=1, groups=1, oh=4, ow=4))
+    plan = st.dsp_conv_plan(op, 2, 3, 128, 0)
+    assert not plan.notes["per_image"] and plan.n_segments == 64

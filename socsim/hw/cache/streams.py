@@ -263,7 +263,9 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     in_vtcm = w_bytes <= vtcm_bytes
     scratch = ((w_base // line, (w_base + w_bytes) // line + 1),) if in_vtcm else ()
     rows = B * OH
-    per_image = not in_vtcm
+    # the supernode's filter is the op's weights; a weight gradient's int32 dW is its output
+    # (accumulated over the batch, not re-copied per image): it keeps the batch sweep
+    per_image = not in_vtcm and not wgrad
     pass_rows = OH if per_image else rows
     return _plan(sn.DSP_CONV, line, O * B if per_image else O, in_bytes + out_bytes + (0 if in_vtcm else w_bytes),
                  scratch=scratch, notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B, per_image=per_image),

@@ -272,7 +272,7 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     in_vtcm = w_bytes <= vtcm_bytes
     scratch = ((w_base // line, (w_base + w_bytes) // line + 1),) if in_vtcm else ()
     rows = B * OH
-    per_image = not in_vtcm             # streams.WEIGHTS_PER_IMAGE_RULE
+    per_image = not in_vtcm and not wgrad   # streams.WEIGHTS_PER_IMAGE_RULE
     per_ctx = ((OH if per_image else rows) + contexts - 1) // contexts
     ci4 = np.arange(C4, dtype=np.int64)
 
