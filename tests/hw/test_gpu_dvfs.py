@@ -1,6 +1,8 @@
 """The GPU's devfreq governor (simple_ondemand) and the GPU as a thermal cooling device."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -74,3 +76,18 @@ def test_gpu_thresholds_are_checked(tmp_path):
     with pytest.raises(InputError) as e:
         load_soc(str(p))
     assert "governor_downdifferential" in str(e.value)
+
+
+def test_a_partly_idle_gpu_is_clocked_down_by_the_engine():
+    # Sage's MobileNetV2 leaves the GPU idle part of each batch (CPU work between its kernels):
+    # simple_ondemand lowers the clock after the first batch, so later batches take longer and
+    # the GPU rail draws less than under the performance governor (the old fixed top OPP)
+    from socsim.api import run
+    soc = load_soc("sd865")
+    perf = soc.model_copy(update={"gpu": soc.gpu.model_copy(update={"governor": "performance"})})
+    wl = Path(__file__).resolve().parents[2] / "workloads" / "sage_mobilenetv2.yaml"
+    kw = dict(overrides=["batches=3"], reports=False, deterministic=True)
+    a = run(soc, wl, **kw).summary
+    b = run(perf, wl, **kw).summary
+    assert a["sim_time_s"] > b["sim_time_s"]
+    assert a["energy_j"]["rails"]["gpu"] < b["energy_j"]["rails"]["gpu"]
