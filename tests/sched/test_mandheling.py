@@ -204,7 +204,7 @@ def test_options_are_validated():
     assert create("mandheling", {"cpu_cores": "big4"}).options.cpu_cores == "big4"
 
 
-@pytest.mark.xfail(strict=True, reason='missing mechanism: MNN-INT8 (NITI on sdot) shares the re-derived, faster backward kernels but has no quantise/dequantise work around each op, so it now beats Mandheling on ResNet-34; docs/validation.md')
+
 @pytest.mark.slow
 def test_beats_mnn_int8_on_resnet34():
     """Published direction (Mandheling 5.2): better than MNN-INT8.  ResNet-34/CIFAR-10 batch 64,
