@@ -2,7 +2,10 @@
 
 mnn-fp32     MNN, FP32 on the CPU (4 big cores by default), graph built once.  The reference
              the others are described against.
-mnn-int8     MNN with the INT8 training algorithm (NITI) on CPU NEON (sdot), same cores.
+mnn-int8     MNN INT8 training on CPU NEON, same cores: by default (int8_path "mnn-int8") INT8
+             (sdot) forward convolutions with run-time scales and FP32 gradient kernels, as
+             MNN's CPU backend allows (socsim.workload.mnn_int8); "qat": MNN's fake-quantised
+             training; "niti": every MAC op INT8.
 tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter graph every
              batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
 mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once; its gradient

@@ -137,7 +137,7 @@ def rewrite_qat(graph: TrainingGraph) -> list[Op]:
     crossings: dict[str, list[tuple[str, int]]] = {}   # layer -> (phase, n) of its straight-throughs
     for op in graph.ops:
         if op.phase != "forward" and op.layer in crossings:
-            for i, (ph, n) in enumerate(crossings.pop(op.layer)):
+            for i, (_ph, n) in enumerate(crossings.pop(op.layer)):
                 for j in range(2):      # the gradient through both layout conversions
                     rw.new(op.layer, f"{op.name}.fq_grad{i}.{j}", "transpose", op.phase, dict(batch=b, n=n),
                            read=n, write=n, inputs=rw.ins(op)[:1], dtype="fp32")
