@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from socsim.engine.context import build_graph
-from socsim.workload import build_model, training_graph, translate
+from socsim.workload import build_model, list_models, training_graph, translate
 from socsim.workload.opkinds import lookup
 
 
@@ -81,3 +83,22 @@ def test_paths_order_by_work_on_one_core():
             ov["scheduler.options.int8_path"] = path
         t[path or "fp32"] = socsim.run("sd865", wl, overrides=ov, reports=False).summary["per_batch"]["time_s"]
     assert t["niti"] < t["mnn-int8"] < t["fp32"] < t["qat"], t
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from([m for m in list_models() if m != "bert-small"]), st.integers(1, 8),
+       st.sampled_from(["mnn-int8", "qat"]))
+def test_int8_paths_keep_the_fp32_ops_and_the_macs(model, batch, path):
+    """Whatever the model and batch: the paths add ops, never drop or change the FP32 graph's
+    others (gradients, update), and keep its MACs; only the forward convs may change dtype."""
+    g = fp32(model, (3, 32, 32) if model != "lenet" else (1, 28, 28), batch)
+    q = translate(g, path)
+    assert sum(op.macs for op in q.ops) == sum(op.macs for op in g.ops)
+    fwd = {op.name for op in mac_forward(g)}
+    mine = {op.name: op for op in q.ops}
+    for op in g.ops:
+        assert op.name in mine
+        if op.name not in fwd and op.phase != "forward":
+            assert mine[op.name].dtype == op.dtype and mine[op.name].macs == op.macs
+            assert mine[op.name].bytes_read == op.bytes_read and mine[op.name].bytes_written == op.bytes_written
+    assert len(q.live_bytes()) == len(q.ops)
