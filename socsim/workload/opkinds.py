@@ -123,6 +123,11 @@ _MAC = dict(niti="int8", octo="int8", dsp=True)
 # delta_hat is shaped like one sample's output, formed once per batch and added to each of the
 # n elements), so the entry is a known approximation that Octo's graphs do not use.  Kinds at 0
 # get their FLOPs from the lowering (convolutions, pools, add) or have no arithmetic.
+# minmax: MNN's MNNCountMaxMinValue, the min and the max of a tensor in one pass (2 per element
+# read; source/backend/cpu/CPUDynamicQuant.cpp); fake_quant: MNN's training fake quantisation
+# (tools/train/source/nn/NN.cpp, fakeQuantFeatureWithMinMax): divide, add zero point, round,
+# minimum, maximum, subtract zero point, multiply = 7, each an Express op of its own, so 7
+# passes over the tensor (socsim.workload.mnn_int8).
 # Hard-swish (Howard et al., "Searching for MobileNetV3", ICCV 2019; torch.nn.Hardswish):
 # x * min(max(x + 3, 0), 6) / 6 = add, max, min, multiply, divide: 5; its gradient (PyTorch's
 # hardswish_backward: dy * (x / 3 + 0.5) between -3 and 3, 0 below, dy above) = two compares,
@@ -303,6 +308,8 @@ _TABLE: tuple[OpKind, ...] = (
        dsp_packets=6.0),
     _k("quantize", "eltwise", "elems", "sym", flops_per_elem=4),
     _k("dequantize", "eltwise", "elems", "sym", flops_per_elem=1),
+    _k("minmax", "eltwise", "elems", "asym", flops_per_elem=2, reduces=True),
+    _k("fake_quant", "eltwise", "elems", "sym", flops_per_elem=7, passes=7),
     _k("clip", "eltwise", "elems", "sym", flops_per_elem=4, reduces=True, dsp=True, dsp_packets=1.0),
     _k("lac", "eltwise", "elems", "sym", flops_per_elem=1),
     _k("lac_bwd", "eltwise", "elems", "sym", flops_per_elem=3, backward="bwd"),
