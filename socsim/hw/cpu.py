@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from socsim.hw import dram as dram_mod
+from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
 from socsim.hw.cache.streams import op_macs
 from socsim.hw.memory import op_memory
@@ -247,6 +248,14 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         cyc = compute_cycles(op, cl, share)
         per_core.append((cyc / (f * 1e6), cyc, f, cl))
     compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
+    if n > 1 and forkjoin.SERIAL_FRACTION > 0:
+        # the op's serial part (socsim.hw.forkjoin, Amdahl) runs on the calling thread, which
+        # the scheduler keeps on the fastest core of the set, before the split part; expressed
+        # in the pacing core's cycles
+        s = forkjoin.SERIAL_FRACTION
+        serial_s = s * n * min(t[0] for t in per_core)
+        compute_s = serial_s + (1.0 - s) * compute_s
+        cycles = compute_s * f_mhz * 1e6
 
     mem = op_memory(op, "cpu", soc, cores)
     lv = {l.name: l for l in mem.levels}
@@ -285,6 +294,11 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         stall_s = exposed_s + dram_s + sync_s
     else:
         stall_s = max(0.0, dram_s - core_s) + sync_s
+    # background work preempting threads that run in lockstep (socsim.hw.forkjoin): the op
+    # waits for the preempted thread, its other threads spin meanwhile
+    bg_u = forkjoin.background_share(soc, cfg, cores)
+    noise_s = (core_s + stall_s) * bg_u / (1.0 - bg_u)
+    stall_s += noise_s
     time_busy = core_s + stall_s
     # Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
     # stalled on cache hits, DRAM or a barrier still clocks its front end, L1/L2 and miss
@@ -297,7 +311,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         name = soc.cpu.cluster_of(c).name
         busy[name] = busy.get(name, 0) + 1
     detail = [("threads", float(n)), ("dram_latency_ns", dram_lat_ns)] + [(f"{k}_mhz", v) for k, v in unc.items()]
-    detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s),
+    detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s), ("noise_s", noise_s),
               ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
               ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes))]
     detail += [(f"hit_rate_{l.name}", l.hit_rate) for l in mem.levels]
