@@ -23,6 +23,7 @@ from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
 from socsim.hw.cache.streams import op_macs
 from socsim.hw.memory import op_memory
+from socsim.hw.power import voltage_v
 from socsim.spec.soc import Cluster, SocSpec
 from socsim.workload.opkinds import kinds_where, lookup
 from socsim.workload.ops import Op
@@ -191,6 +192,14 @@ class CpuCostModel:
 # ROB on the A76/A77, 160+ on X1) covers an L2 hit (9-11 cycles) but not a DSU L3 / SLC hit
 # (30-60+ cycles, more in ns when the uncore clocks drop) or a DRAM access.  Applied with the
 # uncore clocks (soc.cpu.uncore); a spec without them keeps the roofline overlap (the fallback).
+# Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
+# stalled on cache hits, DRAM or a barrier, or spinning at the fork-join barrier, still clocks
+# its front end, L1/L2 and miss handling (or runs the yield loop), so that time keeps 0.25 of full
+# activity.  Assumption: no public per-core measurement of stall power on these phones; a stalled
+# core drawing about a quarter of its busy dynamic power is plausible in the range 0.15-0.4.
+STALL_ACTIVITY = 0.25
+
+
 def _exposed_levels(cl: Cluster) -> tuple[str, ...]:
     return ("L3", "SLC") if _out_of_order(cl) else ("L2", "L3", "SLC")
 
@@ -300,16 +309,22 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     noise_s = (core_s + stall_s) * bg_u / (1.0 - bg_u)
     stall_s += noise_s
     time_busy = core_s + stall_s
-    # Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
-    # stalled on cache hits, DRAM or a barrier still clocks its front end, L1/L2 and miss
-    # handling, so its stalled time keeps 0.25 of full activity.  Assumption: no public
-    # per-core measurement of stall power on these phones; a stalled core drawing about a
-    # quarter of its busy dynamic power is plausible in the range 0.15-0.4.
-    activity = 0.25 + 0.75 * (compute_s / time_busy if time_busy else 1.0)
+    # On unequal cores (a prime core with gold ones, big with little) the faster threads finish
+    # their static share early and spin in MNN's yield loop until the slowest is done
+    # (socsim.hw.forkjoin): a spinning core is charged the stall activity, so the op's activity
+    # is the cores' own, weighted by their dynamic power (C V^2 f), which is what the engine
+    # multiplies it by.
     busy: dict[str, int] = {}
-    for c in cores:
-        name = soc.cpu.cluster_of(c).name
+    wsum = asum = 0.0
+    for (t_c, _, f_c, cl_c), c in zip(per_core, cores):
+        name = cl_c.name
         busy[name] = busy.get(name, 0) + 1
+        own = t_c if t_c < compute_s else compute_s
+        act_c = STALL_ACTIVITY + (1.0 - STALL_ACTIVITY) * (own / time_busy if time_busy else 1.0)
+        w = cl_c.dyn_power_coeff_uw_mhz_v2 * float(voltage_v(cl_c.opps, f_c)) ** 2 * f_c
+        wsum += w
+        asum += w * act_c
+    activity = asum / wsum if wsum > 0 else 1.0
     detail = [("threads", float(n)), ("dram_latency_ns", dram_lat_ns)] + [(f"{k}_mhz", v) for k, v in unc.items()]
     detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s), ("noise_s", noise_s),
               ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
