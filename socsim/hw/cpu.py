@@ -128,7 +128,7 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
 # time exposed and inference taken as im2col + GEMM).  A property of the CPU kernel libraries
 # (MNN/TFLite), not of the SoC.
 WINOGRAD_SPEEDUP_ASSUMED = 2.25
-BACKWARD_KERNEL_SLOWDOWN = 1.60
+BACKWARD_KERNEL_SLOWDOWN = 1.57
 BACKWARD_PHASES = ("error_grad", "weight_grad")
 
 
