@@ -14,9 +14,11 @@ constants"; ``python benchmarks/fit_forkjoin.py`` re-fits them):
 * **Background preemption amplified by lockstep** (Petrini, Kerbyson & Pakin, SC'03: noise on
   any one of N synchronising threads delays all N).  An Android phone runs background work
   (system services, kernel threads) all the time; Android's cpusets confine the
-  ``background`` and ``system-background`` groups to the little cores (AOSP
-  ``init.rc``/device ``init.<soc>.rc``: ``/dev/cpuset/background/cpus 0-3``), and the
-  scheduler places other wake-ups on idle cores first.  While the framework's threads leave an
+  ``background`` and ``system-background`` groups to the little cores (the vendor's init
+  script writes them, e.g. ``/dev/cpuset/background/cpus`` 0-1 or 0-3 and
+  ``system-background/cpus`` 0-3 on Qualcomm phones; assumption for any one phone), and the
+  scheduler places other wake-ups on idle cores first.  This is the phone's own background, not
+  the foreground apps of a workload's ``environment`` (modelled apart, docs/modeling.md).  While the framework's threads leave an
   idle core in a domain, that domain's background work runs there and costs the training
   nothing; when they occupy every core of a domain, the background work preempts a spinning
   thread and, in lockstep, holds up all of them.  The background work is a fixed number of cycles
@@ -30,15 +32,17 @@ from __future__ import annotations
 from socsim.hw.cost import CpuConfig
 from socsim.spec.soc import SocSpec
 
-# FITTED on the development set (docs/modeling.md, Fitted constants; benchmarks/fit_forkjoin.py):
-# the fraction of an op's single-thread compute that one thread runs alone.  Plausible 0-0.2
-# (the issue's phones: ~2.1-2.3x from 1 to 4 big cores).
+# FITTED on the development set, all 21 rows of calibration/dev/minenergy_table2.yaml
+# (docs/modeling.md, Fitted constants; benchmarks/fit_forkjoin.py): the fraction of an op's
+# single-thread compute that one thread runs alone.  Plausible 0-0.2.
 SERIAL_FRACTION = 0.03
 # FITTED (same): background work confined to a domain, as a fraction of one core at the domain's
 # top OPP (core-seconds per second).  "little": the first cluster (Android's background
 # cpusets); "big": the other clusters (per-CPU kernel threads, foreground wake-ups that land
 # on a fully busy big domain).  Plausible 0-0.3 at the top clock (an idle phone's little cores
-# run a few percent busy; a phone in use, measuring itself, more).
+# run a few percent busy; a phone in use, measuring itself, more).  Fitted: little 0.06 (LITTLE4
+# and HYBRID8 carry it), big 0.20 (BIG4 and HYBRID8; at the upper end of plausible, as it also
+# stands in for what the model lacks on four big cores, docs/validation.md).
 BACKGROUND_UTIL_TOP = {"little": 0.06, "big": 0.2}
 # Cap of the preempted share: beyond it the model would diverge (the phone's scheduler would
 # then starve the background work instead); assumption.
