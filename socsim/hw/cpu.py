@@ -123,7 +123,10 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
 # speed-up, their stalls unchanged) is 7.14.  s = 1.60 (1.80 at a speed-up of 2, 1.20 at 3).  The
 # derivation depends on the A76's fp32_efficiency (compute against the stalls), which is fitted on
 # the development set's single-core rows given s (soc_specs/sd855.yaml): the two are a fixed point
-# (s 1.38 -> eff 0.70 -> s 1.55 -> eff 0.76 -> s 1.59 -> eff 0.78 -> s 1.60).
+# (s 1.38 -> eff 0.70 -> s 1.55 -> eff 0.76 -> s 1.59 -> eff 0.78 -> s 1.60).  With the fork-join
+# serial part (socsim.hw.forkjoin; the derivation runs on four big cores) it is 1.57 at eff 0.78
+# (not iterated further: the A76 efficiency moves < 0.01); the background-preemption factor
+# stretches training and inference alike and leaves the ratio.
 # Until this revision the whole 7.14 / 3 was put on the backward kernels (3.07, with no memory
 # time exposed and inference taken as im2col + GEMM).  A property of the CPU kernel libraries
 # (MNN/TFLite), not of the SoC.
