@@ -322,7 +322,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     # multiplies it by.
     busy: dict[str, int] = {}
     wsum = asum = 0.0
-    for (t_c, _, f_c, cl_c), c in zip(per_core, cores):
+    for t_c, _, f_c, cl_c in per_core:
         name = cl_c.name
         busy[name] = busy.get(name, 0) + 1
         own = t_c if t_c < compute_s else compute_s
