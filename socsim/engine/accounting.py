@@ -16,7 +16,7 @@ context the scheduler hooks see.
 from __future__ import annotations
 
 import math
-from typing import Callable, cast
+from typing import Callable
 
 import numpy as np
 
@@ -76,6 +76,9 @@ class Accounting:
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]
         self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
+        # which of the governor's zones (all the spec's) are read, i.e. the columns of ``zones``
+        self._gov_cols = [z.node != soc.thermal.ambient_node for z in soc.thermal.zones]
+        self._gov_present = np.array(self._gov_cols, dtype=np.bool_)
         self._poll_s = min((z.polling_s for z in zones), default=math.inf)
         self._last_poll_s = -math.inf
         self._throttled = False
@@ -150,7 +153,10 @@ class Accounting:
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
         grid = self._next_sample_s + self.sample_s * np.arange(n_grid)
-        offs = np.clip(np.append(grid - t0, dur), 0.0, dur)  # a sample at the part end may round past it
+        offs = np.empty(n_grid + 1)
+        np.subtract(grid, t0, out=offs[:-1])
+        offs[-1] = dur
+        offs = np.minimum(np.maximum(offs, 0.0), dur)  # a sample at the part end may round past it
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
         else:
@@ -201,9 +207,9 @@ class Accounting:
             grid = grid[:n_grid]
             keep = np.append(samples, len(offs) - 1)
             ecum = np.cumsum(piece_j, axis=0)[keep]
-            piece_s = np.diff(ecum, axis=0, prepend=np.zeros((1, len(self.rails))))
+            piece_s = _diff0(ecum, 0.0)
             offs_s = offs[keep]
-            dts_s = np.diff(offs_s, prepend=0.0)
+            dts_s = _diff0(offs_s, 0.0)
             temps_s = temps[keep]
         else:  # (no polls, so no stop: the pieces are the sampling grid's)
             offs_s, dts_s, piece_s, temps_s = offs, dts, piece_j, temps
@@ -269,7 +275,7 @@ class Accounting:
         ends, kind = np.minimum(ends[order], dur), kind[order]
         new = np.empty(len(ends), bool)
         new[0] = True
-        new[1:] = np.diff(ends) > 1e-12      # a poll and a sample at one time are one end
+        new[1:] = (ends[1:] - ends[:-1]) > 1e-12      # a poll and a sample at one time are one end
         grp = np.cumsum(new) - 1
         fine = ends[new]
         fine[-1] = dur
@@ -284,8 +290,8 @@ class Accounting:
         """The part cut at ``offs`` (part-relative piece ends): the template's cumulative dynamic
         energy at each end, the pieces' lengths and their rail energies (static included)."""
         cum = tpl.dyn_energy_until(offs + a) if a > 0.0 else tpl.dyn_energy_until(offs)
-        dts = np.diff(offs, prepend=0.0)
-        piece_j = np.diff(cum, axis=0, prepend=cum0) + np.outer(dts, static_mw * 1e-3)
+        dts = _diff0(offs, 0.0)
+        piece_j = _diff0(cum, cum0[0]) + np.outer(dts, static_mw * 1e-3)
         return cum, dts, piece_j
 
     def _battery(self, before: BatteryState, pieces: tuple, dur: float, batt_temp: float,
@@ -334,19 +340,28 @@ class Accounting:
         # the governor polls every ``polling_s``; between polls nothing can change, nor at a
         # poll with every zone idle and below its first trip (step_wise no-op)
         at = np.flatnonzero(polls)
-        hot = cast(list[bool], (zt[at] >= self._zone_alert + 5.0).any(axis=1).tolist())
-        ends_l, zt_l = ends[at].tolist(), zt[at].tolist()
-        idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+        zt_at = zt[at]
+        hot = (zt_at >= self._zone_alert + 5.0).any(axis=1)
+        ends_at = np.ascontiguousarray(ends[at], float)
+        # the readings by the governor's zones (a zone on the ambient node is not read)
+        gz = np.zeros((len(at), len(self._gov_cols)))
+        gz[:, self._gov_present] = zt_at
         names = self._zone_names
-        for j, k in enumerate(at.tolist()):
-            if idle and not hot[j]:
-                continue
-            if ends_l[j] - self._last_poll_s >= self._poll_s - 1e-9:
-                self._last_poll_s = ends_l[j]
-                changed = self._govern(dict(zip(names, zt_l[j])), ends_l[j])
-                idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
-                if changed and stop_if is not None and ends_l[j] < t1 - 1e-9 and stop_if(self.caps):
-                    return k
+        j = 0
+        while j < len(at):
+            idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+            # the polls that change nothing but the zones' last readings, in one compiled scan
+            # (the same decisions as ThrottleGovernor.update; see its quiet_polls)
+            self.gov_state, j, self._last_poll_s = self.governor.quiet_polls(
+                self.gov_state, ends_at, gz, self._gov_present, hot, j, idle, self._last_poll_s, self._poll_s)
+            if j < 0:
+                break
+            e = float(ends_at[j])
+            self._last_poll_s = e
+            changed = self._govern(dict(zip(names, zt_at[j].tolist())), e)
+            if changed and stop_if is not None and e < t1 - 1e-9 and stop_if(self.caps):
+                return int(at[j])
+            j += 1
         return None
 
     def _node_temp_by_node(self, node: str) -> float:
@@ -503,3 +518,11 @@ class Accounting:
             np.asarray(mem, float)[:, None], np.asarray(batch, float)[:, None],
         ])
         self.recorder.samples(self._columns, np.asarray(t, float), block)
+
+
+def _diff0(x: np.ndarray, first) -> np.ndarray:
+    """``np.diff(x, axis=0, prepend=first)`` without the concatenation (the same subtractions)."""
+    out = np.empty_like(x)
+    np.subtract(x[:1], first, out=out[:1])
+    np.subtract(x[1:], x[:-1], out=out[1:])
+    return out

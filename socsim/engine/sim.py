@@ -104,6 +104,7 @@ class Engine(PlanSwitching, Environment):
         self.rctx.plan = plan
         self.stats.first_plan = plan
         self._plan_key = runs_key(plan)
+        self._keyed_plan = plan
         self._coverage(plan, "plan()")
         if plan.label:
             self.stats.plan_labels.append(plan.label)

@@ -28,6 +28,7 @@ class PlanSwitching:
     recorder: Recorder
     _plan: Plan
     _plan_key: tuple
+    _keyed_plan: Plan | None = None   # the plan ``_plan_key`` was last computed of
     soc: SocSpec
     workload: Workload
     env: simpy.Environment
@@ -69,7 +70,10 @@ class PlanSwitching:
         changes what runs (label, steps and units, cores, operating point, DSP graph): a plan
         handed again, or its copy without the compilation it paid in its first batch, is not a
         new one; one with the label of the last but other cores is."""
+        if plan is self._keyed_plan:   # (a Plan is frozen: the same object, the same key)
+            return
         key = runs_key(plan)
+        self._keyed_plan = plan
         if key != self._plan_key:
             self._plan_key = key
             self._coverage(plan, hook)

@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 
 import numpy as np
 
-from socsim.hw.thermal_scan import modal_scan
+from socsim.hw.thermal_scan import modal_scan, quiet_polls
 from socsim.spec.soc import Cluster, Thermal
 
 DEFAULT_POLLING_S = 0.25  # sm8250.dtsi cpu*-thermal polling-delay-passive = <250> ms
@@ -266,6 +266,16 @@ class ThrottleGovernor:
         # each zone's cooling-map limit for 0..n trips crossed (_upper), looked up at every poll
         self._uppers = tuple(tuple(self._upper(k, t) for t in range(len(z[1]) + 1))
                              for k, z in enumerate(self._zones))
+        # the same tables as arrays, for the polls that change nothing (:meth:`quiet_polls`)
+        nz, width = len(self._zones), max((len(z[1]) for z in self._zones), default=0)
+        self._a_polling = np.array(self._polling, float)
+        self._a_ntrips = np.array([len(z[1]) for z in self._zones], np.int64)
+        self._a_hyst = np.array([float(z[2]) for z in self._zones], float)
+        self._a_trips = np.zeros((nz, max(width, 1)))
+        self._a_uppers = np.zeros((nz, width + 1), np.int64)
+        for k, z in enumerate(self._zones):
+            self._a_trips[k, :len(z[1])] = z[1]
+            self._a_uppers[k, :len(self._uppers[k])] = self._uppers[k]
 
     def _upper(self, zone: int, tripped: int) -> int:
         # Cooling-map limit: with `tripped` of n trips crossed a zone may remove at most
@@ -298,6 +308,31 @@ class ThrottleGovernor:
     def clamp(self, caps_mhz: Mapping[str, float], cluster: str, freq_mhz: float) -> float:
         """The frequency a cluster actually runs at when ``freq_mhz`` is requested under ``caps_mhz``."""
         return min(freq_mhz, caps_mhz.get(cluster, math.inf))
+
+    def quiet_polls(self, state: ThrottleState, times: np.ndarray, temps: np.ndarray, present: np.ndarray,
+                    hot: np.ndarray, start: int, idle: bool, last_poll_s: float,
+                    poll_s: float) -> tuple[ThrottleState, int, float]:
+        """Polls ``start..`` at ``times`` (zone readings ``temps``, one column per spec zone;
+        ``present``: the zones read) while they change nothing but the zones' last reading and
+        poll time, as :meth:`update` would at each (and, as the engine polls, skipping a poll
+        before ``poll_s`` has passed since ``last_poll_s``, or one with ``idle`` and not ``hot``).
+        Returns the state after them, the index of the first poll that would cross a trip or
+        move a zone's steps (-1: none; it is not applied: :meth:`update` makes it, with its
+        events), and the last poll time."""
+        zs = state.zones
+        tripped = np.array([z.tripped for z in zs], np.int64)
+        steps = np.array([z.steps for z in zs], np.int64)
+        last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
+        last_poll = np.array([z.last_poll_s for z in zs], float)
+        j, last = quiet_polls(times, temps, hot, start, idle, last_poll_s, poll_s, present, self._a_polling,
+                              self._a_trips, self._a_ntrips, self._a_hyst, self._a_uppers,
+                              tripped, steps, last_temp, last_poll)
+        lt, lp = last_temp.tolist(), last_poll.tolist()
+        new = ThrottleState(zones=tuple(
+            z if (lp[k] == z.last_poll_s and (lt[k] == z.last_temp_c or (z.last_temp_c is None and lt[k] != lt[k])))
+            else ZoneState(z.tripped, z.steps, None if lt[k] != lt[k] else lt[k], lp[k])
+            for k, z in enumerate(zs)))
+        return new, int(j), float(last)
 
     def update(self, state: ThrottleState, zone_temps: Mapping[str, float],
                time_s: float | None = None) -> ThrottleDecision:

@@ -28,3 +28,54 @@ def modal_scan(z0: np.ndarray, decay: np.ndarray, drive: np.ndarray) -> np.ndarr
             z[j] = decay[k, j] * z[j] + drive[k, j]
             out[k, j] = z[j]
     return out
+
+
+@njit(cache=True, fastmath=False)
+def quiet_polls(times: np.ndarray, temps: np.ndarray, hot: np.ndarray, start: int, idle: bool,
+                last_poll_s: float, poll_s: float, present: np.ndarray, polling: np.ndarray,
+                trips: np.ndarray, n_trips: np.ndarray, hyst: np.ndarray, uppers: np.ndarray,
+                tripped: np.ndarray, steps: np.ndarray, last_temp: np.ndarray,
+                last_poll: np.ndarray) -> tuple[int, float]:
+    """The step-wise governor's polls ``start..`` of a part (``socsim.hw.thermal.ThrottleGovernor.update``
+    and the accounting's poll loop, ``socsim.engine.accounting.Accounting._poll``) as long as they
+    change nothing but the zones' last reading and poll time: those are applied in place
+    (``last_temp``, NaN for none, and ``last_poll``).  Stops before the first poll that would
+    cross a trip or move a zone's steps, and returns its index (or -1 at the end) and the
+    engine's last poll time.  The same comparisons as the Python governor, in the same order
+    and float arithmetic, so the decisions are identical (tests compare them poll by poll)."""
+    nz = temps.shape[1]
+    for j in range(start, times.shape[0]):
+        if idle and not hot[j]:
+            continue
+        te = times[j]
+        if not te - last_poll_s >= poll_s - 1e-9:
+            continue
+        for k in range(nz):
+            if not present[k] or te - last_poll[k] < polling[k] - 1e-12:
+                continue
+            nt = n_trips[k]
+            if nt == 0:
+                continue
+            t = temps[j, k]
+            tr = tripped[k]
+            if tr < nt and t >= trips[k, tr]:
+                return j, last_poll_s
+            if tr > 0 and t < trips[k, tr - 1] - hyst[k]:
+                return j, last_poll_s
+            falling = t < last_temp[k]      # False for NaN (no reading yet)
+            upper = uppers[k, tr]
+            st = steps[k]
+            if st > upper:
+                st -= 1
+            elif tr > 0 and not falling:
+                st = min(st + 1, upper)
+            st = max(st, min(tr, upper), 0)
+            if st != steps[k]:
+                return j, last_poll_s
+        last_poll_s = te
+        for k in range(nz):
+            if not present[k] or te - last_poll[k] < polling[k] - 1e-12:
+                continue
+            last_temp[k] = temps[j, k]
+            last_poll[k] = te
+    return -1, last_poll_s
