@@ -1,0 +1,90 @@
+"""The compiled scan of the governor's quiet polls (``ThrottleGovernor.quiet_polls``, what the
+engine's poll loop runs) decides exactly as :meth:`ThrottleGovernor.update` poll by poll: the
+same states, the same polls skipped, and it stops at the first poll that crosses a trip or
+moves a zone's steps."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from socsim.hw.thermal import ThrottleGovernor, ZoneState
+from socsim.spec import load_soc
+
+
+@pytest.fixture(scope="module")
+def gov():
+    soc = load_soc("sd865")
+    return ThrottleGovernor(soc.thermal, soc.cpu.clusters, gpu=soc.gpu)
+
+
+POLL_S = 0.25
+
+
+def reference(gov, state, times, temps, present, hot, idle0, last_poll_s):
+    """The engine's poll loop before the scan: update() at every poll it makes."""
+    names = [z.name for z in gov.spec.zones]
+    idle = idle0
+    states = []
+    for j, te in enumerate(times):
+        if idle and not hot[j]:
+            states.append(state)
+            continue
+        if te - last_poll_s >= POLL_S - 1e-9:
+            last_poll_s = te
+            zt = {n: float(temps[j, k]) for k, n in enumerate(names) if present[k]}
+            state = gov.update(state, zt, te).state
+            idle = idle0 and not any(z.tripped for z in state.zones)
+        states.append(state)
+    return states, last_poll_s
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_scan_matches_update_poll_by_poll(gov, data):
+    nz = len(gov.spec.zones)
+    n = data.draw(st.integers(1, 40))
+    base = data.draw(st.floats(30.0, 100.0))
+    temps = np.array([[base + data.draw(st.floats(-3.0, 3.0)) for _ in range(nz)] for _ in range(n)])
+    # polls every 250 ms, some a little early (the engine skips those)
+    jitter = [data.draw(st.sampled_from([0.0, 0.0, -0.1])) for _ in range(n)]
+    times = np.array([POLL_S * (j + 1) + jitter[j] for j in range(n)])
+    present = np.array([data.draw(st.booleans()) or k < 3 for k in range(nz)])
+    hot = np.array([data.draw(st.booleans()) for _ in range(n)])
+    idle = data.draw(st.booleans())
+    start = gov.initial_state()
+    if data.draw(st.booleans()):   # a warm start: some trips crossed, steps taken, a last reading
+        zs = []
+        for k, z in enumerate(gov.spec.zones):
+            tr = data.draw(st.integers(0, len(z.trips_c)))
+            zs.append(ZoneState(tr, data.draw(st.integers(0, gov._uppers[k][tr])),
+                                data.draw(st.one_of(st.none(), st.floats(30.0, 100.0))), 0.0))
+        start = type(start)(zones=tuple(zs))
+    ref_states, ref_last = reference(gov, start, times, temps, present, hot, idle, 0.0)
+    state, j, last = gov.quiet_polls(start, times, temps, present, hot, 0, idle, 0.0, POLL_S)
+    if j < 0:
+        assert state == ref_states[-1]
+        assert last == ref_last
+        return
+    # every poll before j changed nothing but readings; poll j changes a trip or steps
+    assert state == (ref_states[j - 1] if j else start)
+    before = ref_states[j - 1] if j else start
+    key = [(z.tripped, z.steps) for z in before.zones]
+    assert [(z.tripped, z.steps) for z in ref_states[j].zones] != key
+
+
+def test_no_reading_yet_is_not_falling(gov):
+    """A zone with no reading (last_temp_c None) is not falling: a crossed trip takes a step."""
+    zs = tuple(ZoneState(1 if k == 0 else 0, 0, None, -math.inf) for k in range(len(gov.spec.zones)))
+    state = type(gov.initial_state())(zones=zs)
+    temps = np.full((1, len(zs)), 40.0)
+    temps[0, 0] = 91.0
+    present = np.ones(len(zs), bool)
+    _, j, _ = gov.quiet_polls(state, np.array([0.25]), temps, present, np.ones(1, bool), 0, False,
+                              -math.inf, POLL_S)
+    assert j == 0
+    assert gov.update(state, {z.name: 40.0 if k else 91.0 for k, z in enumerate(gov.spec.zones)}, 0.25).state \
+        .zones[0].steps == 1
