@@ -73,6 +73,8 @@ class Engine(PlanSwitching, Environment):
         # prepared graph; a plan with steps of its own prepares its own
         self._dsp_prepared: dict[int, tuple] = {}
         self._freqs: dict[str, float] = {}
+        # _capped's operating points by (request, caps, GPU clock): a pure function of them
+        self._capped_memo: dict[tuple, dict[str, float]] = {}
         self._util: dict[str, float] = {}
         # the GPU devfreq governor's frequency (socsim.hw.gpu_dvfs): the top OPP until a batch
         # with GPU work has been sampled
@@ -315,6 +317,13 @@ class Engine(PlanSwitching, Environment):
     def _capped(self, request: dict[str, float], caps: dict[str, float] | None = None) -> dict[str, float]:
         """The operating point of ``request`` under the thermal caps (default: those in force)."""
         caps = self.acct.caps if caps is None else caps
+        key = (tuple(request.items()), tuple(caps.items()), self._gpu_mhz)
+        hit = self._capped_memo.get(key)
+        if hit is None:
+            hit = self._capped_memo[key] = self._capped_at(request, caps)
+        return dict(hit)
+
+    def _capped_at(self, request: dict[str, float], caps: dict[str, float]) -> dict[str, float]:
         clamp = self.acct.governor.clamp
         freqs = {name: dvfs.floor_opp(self.soc.cluster(name), clamp(caps, name, f)) for name, f in request.items()}
         if self.soc.dsp is not None:
