@@ -51,6 +51,9 @@ class Accounting:
         gpu_capped = soc.gpu is not None and any("gpu" in z.caps for z in soc.thermal.zones)
         self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters, gpu=soc.gpu if gpu_capped else None)
         self.gov_state = self.governor.initial_state()
+        # a zone with a trip crossed or steps taken (the governor can act whatever the readings);
+        # only a poll through _govern changes these
+        self._gov_active = any(zs.tripped or zs.steps for zs in self.gov_state.zones)
         self.caps = self.governor.caps_mhz(self.gov_state)
         self.temps = self.thermal.initial_temps(env_spec.initial_temp_c)
         self.battery = BatteryState.initial(soc.battery, env_spec.initial_soc)
@@ -250,11 +253,12 @@ class Accounting:
         """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
         st = self.stats
         st.peak_c = max(st.peak_c, float(temps.max()))
-        zmax = zt.max(axis=0) if len(zt) else np.zeros(0)
-        for j, z in enumerate(self._zone_names):
-            if zmax[j] > st.zone_peak_c.get(z, -math.inf):
-                st.zone_peak_c[z] = float(zmax[j])
-        self.rctx.temps_c = dict(zip(self._zone_names, map(float, zt[-1])))
+        zmax = zt.max(axis=0).tolist() if len(zt) else []
+        peaks = st.zone_peak_c
+        for z, v in zip(self._zone_names, zmax):
+            if v > peaks.get(z, -math.inf):
+                peaks[z] = v
+        self.rctx.temps_c = dict(zip(self._zone_names, zt[-1].tolist()))
 
     def _poll_grid(self, offs: np.ndarray, t0: float, t1: float,
                    dur: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -326,8 +330,9 @@ class Accounting:
 
     def _near(self, zt: np.ndarray) -> bool:
         """Whether the governor can act over these readings (a zone near or past a trip)."""
-        zmax = zt.max(axis=0) if len(zt) else np.zeros(0)
-        return bool(np.any(zmax >= self._zone_alert)) or any(zs.tripped or zs.steps for zs in self.gov_state.zones)
+        if self._gov_active or not len(zt):
+            return self._gov_active
+        return bool((zt.max(axis=0) >= self._zone_alert).any())
 
     def _poll(self, zt: np.ndarray, ends: np.ndarray, t1: float,
               stop_if: Callable[[dict[str, float]], bool] | None, polls: np.ndarray | None = None) -> int | None:
@@ -374,6 +379,7 @@ class Accounting:
         """One governor poll at ``t_s``; whether it changed the caps."""
         dec = self.governor.update(self.gov_state, zone_temps, t_s)
         self.gov_state = dec.state
+        self._gov_active = any(zs.tripped or zs.steps for zs in dec.state.zones)
         changed = dec.caps_mhz != self.caps
         if changed:
             self.caps = dec.caps_mhz

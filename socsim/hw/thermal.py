@@ -77,6 +77,9 @@ class ThermalNetwork:
         scale = max(float(np.max(np.abs(lam))), 1e-300)
         lam = np.where(lam < 1e-12 * scale, 0.0, lam)  # PSD: clip rounding below zero
         self.rates_per_s = _frozen(lam)               # modal decay rates; time constants 1/lam
+        self._zero_modes = lam <= 0                   # (advance_many's gain is dt there)
+        self._any_zero_mode = bool(self._zero_modes.any())
+        self._safe_rates = _frozen(np.where(lam > 0, lam, 1.0))
         self._to_node = _frozen(d[:, None] * q)       # V = C^-1/2 Q: modal -> theta
         self._to_modal = _frozen(q.T * np.sqrt(c)[None, :])  # W = Q^T C^1/2: theta -> modal
         self._power_to_modal = _frozen(self._to_node.T)      # V^T = Q^T C^-1/2: power -> modal rate
@@ -149,12 +152,14 @@ class ThermalNetwork:
         ``dts_s``), each with constant power: the same exact solution as :meth:`advance`, for a
         whole batch at once.  Returns a (steps x nodes) array."""
         dts = np.asarray(dts_s, float)
-        if np.any(dts < 0) or not np.all(np.isfinite(dts)):
+        if not (dts.min(initial=0.0) >= 0.0 and math.isfinite(dts.sum())):   # (NaN fails the first)
             raise ValueError("step lengths must be finite and >= 0")
         lt = dts[:, None] * self.rates_per_s[None, :]
         decay = np.exp(-lt)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            gain = np.where(self.rates_per_s > 0, -np.expm1(-lt) / self.rates_per_s, dts[:, None])
+        # -expm1(-lambda dt) / lambda, and dt for a mode with lambda = 0 (divided by 1, replaced)
+        gain = -np.expm1(-lt) / self._safe_rates
+        if self._any_zero_mode:
+            gain[:, self._zero_modes] = dts[:, None]
         drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
         out = modal_scan(np.ascontiguousarray(z), np.ascontiguousarray(decay), np.ascontiguousarray(drive))
