@@ -62,6 +62,7 @@ class Accounting:
         self._batt_i, self._batt_v = 0.0, soc.battery.nominal_voltage_v
         self._charging_w = 0.0
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
+        self._idle_sum_mw = float(self._idle_mw.sum())
         self._heat_map = self._heat_matrix()
         self._static_terms: dict[int, tuple] = {}
         self._columns: list[str] | None = None
@@ -228,9 +229,10 @@ class Accounting:
         if n_grid:
             self._next_sample_s = float(grid[-1]) + self.sample_s
         st = self.stats
-        for i, r in enumerate(self.rails):
-            st.rail_energy_j[r] = st.rail_energy_j.get(r, 0.0) + float(batch_j[i])
-        st.idle_energy_j += float(self._idle_mw.sum()) * 1e-3 * dur
+        rail_j = st.rail_energy_j
+        for r, v in zip(self.rails, batch_j.tolist()):
+            rail_j[r] = rail_j.get(r, 0.0) + v
+        st.idle_energy_j += self._idle_sum_mw * 1e-3 * dur
         st.foreground_energy_j += fg_mw * 1e-3 * dur
         st.peak_mem_bytes = max(st.peak_mem_bytes, self.walker.memory(plan)[0])
         return (tpl.duration_s if stop is None and not cut else a + dur), float(batch_j.sum())
