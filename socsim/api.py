@@ -529,7 +529,8 @@ def validate_on_soc(soc: str | Path | SocSpec, workload: str | Path | dict | Wor
     try:
         engine = Engine(spec, wl, sched, None, None, file=wl_file)
         plan = sched.plan(engine.pctx)
-        check_plan(plan, spec, scheduler=wl.scheduler.name, hook="plan()")
+        check_plan(plan, spec, scheduler=wl.scheduler.name, hook="plan()", batch_size=wl.batch_size,
+                   input_shape=wl.input)
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
     from socsim.hw.units import names as unit_names
