@@ -333,16 +333,16 @@ def remove_stale_temps(where: Path, name: str) -> list[str]:
 
 def _estimate_note(wl: Workload, ops_per_batch: int) -> str | None:
     """A note when the run's output files are estimated above :data:`OUTPUT_WARN_BYTES`."""
-    from socsim.report.events import kept_batches
+    from socsim.report.events import batch_rows, kept_batches
 
     n = wl.total_batches
     traced = kept_batches(n, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit)
-    est = traced * ops_per_batch * _OP_ROW_BYTES + n * _BATCH_ROW_BYTES
+    est = traced * ops_per_batch * _OP_ROW_BYTES + batch_rows(n, wl.output.batch_rows) * _BATCH_ROW_BYTES
     if est <= OUTPUT_WARN_BYTES:
         return None
     return (f"note: this run's output is estimated at {est / 1e9:.1f} GB (op slices of {traced:,} of its "
-            f"{n:,} batches, {ops_per_batch} ops each, and a batches.csv row per batch); output.trace_batches, "
-            "trace_every and trace_limit bound the op detail")
+            f"{n:,} batches, {ops_per_batch} ops each, and {batch_rows(n, wl.output.batch_rows):,} batches.csv rows); "
+            "output.trace_batches, trace_every and trace_limit bound the op detail, output.batch_rows the rows")
 
 
 def _salvage(tmp: Path, out: Path, summary: dict, failures: list[tuple[str, OSError]]) -> list[str]:
@@ -453,7 +453,8 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
             _remove_dirs(created)
             raise InputError(f"cannot create a temporary directory in {where}: {e.strerror or e}",
                              field="--out", value=str(out)) from None
-        recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit)
+        recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit,
+                                  wl.output.batch_rows, wl.total_batches)
     try:
         try:
             engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)

@@ -63,9 +63,15 @@ def per_batch(run_dir: Path, ts: TimeSeries, extents: dict[int, list[float]] | N
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             try:
-                rows = [(int(r["batch"]), float(r["start_s"]), float(r["time_s"]),
-                         float(r["energy_j"]) if r.get("energy_j") not in (None, "") else float("nan"))
-                        for r in reader]
+                # a row that sums a group of batches (a long run's "batches" column) is drawn
+                # as the group's mean batch, at its first batch
+                rows = []
+                for r in reader:
+                    n = int(r.get("batches") or 1)
+                    if n < 1:
+                        raise ValueError(f"batches {n} must be at least 1")
+                    rows.append((int(r["batch"]), float(r["start_s"]), float(r["time_s"]) / n,
+                                 float(r["energy_j"]) / n if r.get("energy_j") not in (None, "") else float("nan")))
             except PARSE_ERRORS as e:
                 raise malformed(path, reader.line_num, e, BATCH_COLUMNS) from None
         if rows:
