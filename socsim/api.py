@@ -413,6 +413,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     estimated).  An output the environment refuses (a full disk) raises :class:`OutputError`
     with the result and what was kept (``summary.json``).
     """
+    from socsim import kernels
     from socsim.engine.sim import Engine
     from socsim.report.events import StreamRecorder
     from socsim.report.invariants import check_summary
@@ -462,7 +463,12 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
                 note = _estimate_note(wl, len(engine.pctx.graph().ops))
                 if note:
                     say(note)
+            cold = not kernels.compiled()
+            if cold:   # numba compiles them on their first call: say so, or the first run looks hung
+                say(kernels.COMPILE_NOTE)
             stats = engine.run()
+            if cold:
+                kernels.mark_compiled()
             summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         except InputError as e:
             raise _located(e, workload, wl_file, origins) from None
