@@ -140,7 +140,10 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
             peak = cl.int8_macs_per_cycle / 16                # SDOTs per cycle
             per = max(unit_cycles(cl, GEMM_MIX_INT8), 1 / peak)
             return units * per * slow / cl.int8_efficiency
-        units = op_macs(op) / 4 * share                         # one FMLA = 4 MACs
+        # one FMLA = 4 FP32 MACs, or 8 FP16 MACs (ARMv8.2 FP16 arithmetic: an fp16 op on a CPU
+        # is one a framework chose for a core that has it, socsim.spec.coretypes)
+        v = lanes(op.dtype) if op.dtype == "fp16" else 4
+        units = op_macs(op) / v * share
         per = max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
         return units * per * slow / cl.fp32_efficiency
     if kind.kernel == "depthwise":
