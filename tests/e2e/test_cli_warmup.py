@@ -58,3 +58,14 @@ def test_bad_input_is_not_told_of_compiling(tmp_path, monkeypatch):
     r = invoke("run", "--soc", "sd865", str(write_workload(tmp_path, batch_size=0)))
     assert r.exit_code == 2 and MESSAGE not in r.output, r.output
     assert not kernels.compiled()
+
+
+def test_the_marker_is_keyed_by_every_kernel_module():
+    """A new numba kernel module must join kernels.KERNEL_MODULES, or a change to it would not
+    make the next run say it compiles."""
+    from pathlib import Path
+
+    pkg = Path(kernels.__file__).parent
+    using = {str(p.relative_to(pkg)) for p in pkg.rglob("*.py")
+             if "njit" in p.read_text() and p.name != "kernels.py"}
+    assert using == set(kernels.KERNEL_MODULES)

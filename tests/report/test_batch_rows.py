@@ -120,3 +120,14 @@ def test_a_run_past_batch_rows_reports_what_a_run_with_every_row_reports(tmp_pat
         assert math.isclose(sum(float(r[col]) for r in grouped), sum(float(r[col]) for r in full), rel_tol=1e-12)
     summary = json.loads((outs["16"] / "summary.json").read_text())
     assert summary["batches"] == 150 and (outs["16"] / "trace.perfetto-trace").stat().st_size > 0
+
+
+def test_a_long_per_batch_chart_is_bucketed(tmp_path):
+    """More rows than the chart's points: the means of equal buckets, summing to the same time."""
+    rows, _ = _record(tmp_path, 1000, None)
+    ts = load_timeseries(tmp_path)
+    full = per_batch(tmp_path, ts)
+    assert per_batch(tmp_path, ts, None, 1000) == full and len(full) == 1000
+    few = per_batch(tmp_path, ts, None, 10)
+    assert [r[0] for r in few] == list(range(0, 1000, 100))
+    assert math.isclose(sum(r[2] * 100 for r in few), sum(r[2] for r in full))
