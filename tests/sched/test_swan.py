@@ -308,3 +308,20 @@ def test_batch_split_bounds(batch, threads):
     per_thread = batch_split(batch, threads) * batch / threads
     assert batch / threads - 1e-9 <= per_thread <= batch / threads + 1 + 1e-9
     assert per_thread == pytest.approx(-(-batch // min(batch, threads)))
+
+
+def test_swan_and_the_pytorch_baseline_price_each_core_set_as_pytorch_runs_it():
+    """Swan's choices and the pytorch baseline use PyTorchRun on their own core set: a little-core
+    choice pays its host core's slower dispatch, a big set its fork-joins; framework mnn none."""
+    from socsim.engine.context import build_graph
+    from socsim.sched.baselines import PyTorchRun
+    from socsim.sched.swan import Swan, SwanOptions
+    g = build_graph("shufflenetv2", (3, 64, 64), 10, 4, "fp32")
+    swan = Swan()
+    for cores in ((0, 1), (4, 5, 6, 7)):
+        plan = swan._plan_for(SOC, g, cores)
+        run = PyTorchRun(g, "1.8", SOC, cores)
+        assert plan.prep_overheads == run.overheads and tuple(s.op for s in plan.steps) == run.ops
+    little, big = (dict(swan._plan_for(SOC, g, c).prep_overheads) for c in ((0, 1), (4, 5)))
+    assert little["group-loop-dispatch"] > 2.5 * big["group-loop-dispatch"]
+    assert Swan(SwanOptions(framework="mnn"))._plan_for(SOC, g, (4, 5)).prep_overheads == ()
