@@ -162,8 +162,8 @@ def inner_loop(asm: str, function: str, regex: str) -> list[str]:
         start = next(i for i, ln in enumerate(lines) if ln.startswith(f"{function}:"))
     except StopIteration:
         raise ValueError(f"function {function} not in the assembly") from None
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith(f".Lfunc_end") or
-               lines[i].strip().startswith(".size") and function in lines[i])
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(".Lfunc_end") or
+                lines[i].strip().startswith(".size") and function in lines[i]), len(lines))
     body = lines[start + 1:end]
     labels = {m.group(1): i for i, ln in enumerate(body) if (m := _LABEL.match(ln))}
     loops = []
