@@ -470,10 +470,13 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic, ou
               help="sweep a workload field (a --set path) over values, parsed as YAML; separate them with "
                    "';' when they are lists: --grid 'input=[1,28,28];[1,32,32]'.  One --grid per field; one value "
                    "(--grid batches=5) sets the field for every point, as run's --set does")
-@click.option("--jobs", type=int, default=1, show_default=True, help="parallel processes")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="local: parallel processes; ray: points in flight")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local process pool, or Ray (install the extra from the socsim checkout: "
                    "pip install -e \".[ray]\")")
+@click.option("--address", default=None,
+              help="with --backend ray: a running cluster, auto or ray://host:port (default: a local instance)")
 @click.option("--json", "json_path", default=None, help=_JSON_HELP)
 @click.option("--quiet", is_flag=True, help=_QUIET_HELP)
 @click.option("--deterministic", is_flag=True, help=_DET_HELP)
@@ -482,7 +485,8 @@ def compare(soc, workload, schedulers, sets, json_path, quiet, deterministic, ou
                    "budget below what the model needs there, ...) is listed as skipped, with why, instead of "
                    "stopping the sweep (exit 2 only when no point can run)")
 @click.option("--set", "sets", multiple=True, hidden=True)   # not an option of sweep: say what is
-def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, deterministic, skip_infeasible, sets):
+def sweep(soc, workload, schedulers, grid, jobs, backend, address, json_path, quiet, deterministic, skip_infeasible,
+          sets):
     """Run WORKLOAD over SoCs x schedulers x --grid values (process pool, or Ray)."""
     if sets:
         key = sets[0].split("=", 1)[0]
@@ -521,7 +525,7 @@ def sweep(soc, workload, schedulers, grid, jobs, backend, json_path, quiet, dete
                      waiting="running the first point")
     try:
         rows = do_sweep(workload, socs, scheds, grid_values, jobs, backend, deterministic, prog,
-                        skip_infeasible=skip_infeasible)
+                        skip_infeasible=skip_infeasible, address=address)
     finally:
         prog.close()
     if json_path:

@@ -47,7 +47,9 @@ class Accounting:
         self.power = walker.power
         env_spec = workload.environment
         self.thermal = ThermalNetwork(soc.thermal, env_spec.ambient_c)
-        self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters)
+        # the GPU is a cooling device only where a zone caps it (the others keep their caps as before)
+        gpu_capped = soc.gpu is not None and any("gpu" in z.caps for z in soc.thermal.zones)
+        self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters, gpu=soc.gpu if gpu_capped else None)
         self.gov_state = self.governor.initial_state()
         self.caps = self.governor.caps_mhz(self.gov_state)
         self.temps = self.thermal.initial_temps(env_spec.initial_temp_c)

@@ -13,6 +13,7 @@ import numpy as np
 
 from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
+from socsim.engine import reuse
 from socsim.engine.oracle import CostOracle
 from socsim.hw import units
 from socsim.hw.units import unit_runs
@@ -36,6 +37,14 @@ def build_graph(model: str, input_chw: tuple[int, ...], num_classes: int, batch:
         return forward_only(g) if mode == "inference" else g
     except ModelError as e:
         raise InputError(e.message, file=file, field=e.field, value=e.value) from None
+
+
+def _plan_key(plan) -> tuple:
+    """What a batch template of ``plan`` depends on: every field but its free-form ``notes``
+    (steps compare by content: frozen Steps of frozen Ops)."""
+    return (plan.steps, plan.cpu_cores, plan.cpu_freq_mhz, plan.governor, plan.dsp_graph, plan.dsp_graph_bytes,
+            plan.cpu_graph_prep_s, plan.prep_overheads, plan.shared_buffers, plan.micro_batches,
+            plan.peak_memory_bytes, plan.step_memory, plan.label)
 
 
 class PlanContext:
@@ -167,10 +176,21 @@ class PlanContext:
             return math.inf, math.inf
         freqs = self._estimate_freqs(plan, freq)
         prep = plan.dsp_graph == "per_batch" or (first_batch and plan.dsp_graph == "reuse")
-        tpl = self.walker.template(plan, freqs, prep)
         t = self.workload.environment.ambient_c if temp_c is None else temp_c
+        memo: dict | None = None
+        if reuse.enabled():
+            # a fleet's clients profile the same plans on the same phone: one template each
+            memo = reuse.table("estimates", (reuse.spec_key(self.soc), self.oracle.dsp_batch_padding))
+            key = (_plan_key(plan), tuple(sorted(freqs.items())), prep, t)
+            hit = memo.get(key)
+            if hit is not None:
+                return hit
+        tpl = self.walker.template(plan, freqs, prep)
         static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)
-        return tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
+        out = tpl.duration_s, float(tpl.dyn_energy_j.sum() + static.sum() * 1e-3 * tpl.duration_s)
+        if memo is not None:
+            memo[key] = out
+        return out
 
     def estimate_switch(self, plan, freq: str | float | dict | None = None,
                         temp_c: float | None = None) -> tuple[float, float]:

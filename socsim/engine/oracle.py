@@ -14,6 +14,7 @@ import math
 import os
 import time
 
+from socsim.engine import reuse
 from socsim.hw import units
 from socsim.hw.cost import CostModel, OpCost, UnitConfig, UnsupportedOp
 from socsim.spec.soc import SocSpec
@@ -26,6 +27,10 @@ class CostOracle:
         self.dsp_batch_padding = dsp_batch_padding
         self._models: dict[str, CostModel] = {}
         self._memo: dict[tuple, OpCost | None] = {}
+        if reuse.enabled():
+            # a fleet's runs on this SoC share one memo (the costs are pure functions of the
+            # spec, the op and the configuration: socsim.engine.reuse)
+            self._memo = reuse.table("costs", (reuse.spec_key(soc), dsp_batch_padding))
 
     def model(self, unit: str) -> CostModel:
         """The cost model of ``unit`` on this SoC (built once); UnsupportedOp if the SoC lacks it."""

@@ -19,6 +19,7 @@ This module is the run loop; plan switching and continuations are
 """
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -38,6 +39,7 @@ from socsim.engine.stats import RunStats
 from socsim.engine.switching import PlanSwitching, runs_key
 from socsim.engine.template import BatchTemplate
 from socsim.errors import InputError
+from socsim.hw import gpu_dvfs
 from socsim.hw import units as hw_units
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
@@ -72,6 +74,9 @@ class Engine(PlanSwitching, Environment):
         self._dsp_prepared: dict[int, tuple] = {}
         self._freqs: dict[str, float] = {}
         self._util: dict[str, float] = {}
+        # the GPU devfreq governor's frequency (socsim.hw.gpu_dvfs): the top OPP until a batch
+        # with GPU work has been sampled
+        self._gpu_mhz = soc.gpu.opps[-1].freq_mhz if soc.gpu is not None else 0.0
         self._init_switching()
         try:  # a frequency no cluster it applies to can run is bad input, not a silent clamp
             check_freq_setting(soc, workload.cpu.freq, field="cpu.freq")
@@ -187,6 +192,7 @@ class Engine(PlanSwitching, Environment):
             if k.startswith("on:"):
                 self.stats.time_on_s[k[3:]] = self.stats.time_on_s.get(k[3:], 0.0) + v
         self._util = self._utilisation(plan, busy, busy_dur)
+        self._gpu_governor(busy, busy_dur)
         if self._fg_loads:
             self._foreground_contention(plan, busy, ops[0].t_s, busy_dur, loads)
         # the batch as batches.csv and the hooks see it: its ops and the config switch it paid
@@ -314,9 +320,22 @@ class Engine(PlanSwitching, Environment):
             freqs["dsp"] = self.pctx.dsp_mhz
             if self.soc.dsp.hmx is not None:   # HMX runs on the cDSP's clock
                 freqs["hmx"] = self.pctx.dsp_mhz
-        if self.soc.gpu is not None:
-            freqs["gpu"] = self.soc.gpu.opps[-1].freq_mhz
+        if self.soc.gpu is not None:   # the devfreq governor's choice under the GPU's thermal cap
+            cap = caps.get("gpu", math.inf)
+            freqs["gpu"] = max((o.freq_mhz for o in self.soc.gpu.opps if o.freq_mhz <= min(self._gpu_mhz, cap)),
+                               default=self.soc.gpu.opps[0].freq_mhz)
         return freqs
+
+    def _gpu_governor(self, busy: dict[str, float], dur_s: float) -> None:
+        """One devfreq decision on the batch's GPU load (socsim.hw.gpu_dvfs); a batch without
+        GPU work leaves the clock where it was."""
+        gpu = self.soc.gpu
+        if gpu is None or dur_s <= 0.0 or busy.get("gpu", 0.0) <= 0.0:
+            return
+        opps = tuple(o.freq_mhz for o in gpu.opps)
+        cur = self._freqs.get("gpu", self._gpu_mhz)
+        self._gpu_mhz = gpu_dvfs.next_freq(gpu.governor, opps, cur, busy["gpu"] / dur_s,
+                                           gpu.governor_upthreshold, gpu.governor_downdifferential)
 
     def _utilisation(self, plan: Plan, busy: dict[str, float], dur_s: float) -> dict[str, float]:
         """What schedutil sees of each cluster over the batch (socsim.contract.dvfs.schedutil_util)

@@ -28,9 +28,12 @@ DEVICES: tuple[tuple[str, str, str | None], ...] = (
 )
 INPUT = (3, 224, 224)   # benchncnn's inputs (ImageNet models, 1000 classes)
 CLASSES = 1000
-MODEL_NOTE = ("ncnn FP32 CPU runs as socsim's mnn-fp32, INT8 (_int8 models) as mnn-int8, the Vulkan GPU as "
-              "mnn-fp32-gpu: mode inference, batch 1, 3x224x224, 1000 classes; one thread per core "
-              "(powersave 2: big<n>, 1: little<n>, 0 with every core: all; more threads than cores: one per core)")
+MODEL_NOTE = ("ncnn FP32 CPU runs as socsim's ncnn-fp32 (FP16 arithmetic on ARMv8.2 cores, Winograd 3x3), INT8 "
+              "(_int8 models) as ncnn-int8 (per-layer quantize/dequantize, SDOT GEMM), the Vulkan GPU as "
+              "ncnn-vulkan (socsim/sched/ncnn.py): mode inference, batch 1, 3x224x224, 1000 classes; one thread per core "
+              "(powersave 2: ncnn's big mask, the cores whose top clock is at least the midpoint of the SoC's lowest and highest, 1: "
+              "the others; n threads on the n fastest cores of the mask, as Linux's energy-aware scheduler places busy threads; "
+              "0 with every core: all; more threads than cores: one per core)")
 
 
 def device_soc(device: str) -> tuple[str | None, str | None, str]:
@@ -52,19 +55,43 @@ def _model(key: str) -> tuple[str | None, bool]:
         return None, int8
 
 
-def _cores(run: NcnnRun, soc: str) -> tuple[str | None, str | None]:
-    """(socsim core set, or None and why not) of a CPU run's threads and powersave."""
+def powersave_masks(soc: str) -> tuple[list[int], list[int]]:
+    """(little, big) cores of ncnn's powersave masks on ``soc``: a core is big when its top
+    frequency is at least the midpoint of the lowest and the highest core's top frequencies
+    (ncnn src/cpu.cpp, initialize_cpu_thread_affinity_mask: max_freq_khz_medium), else little;
+    all big when every core tops out alike."""
     spec = load_soc(soc)
-    little = len(spec.cpu.clusters[0].core_ids)
-    big = sum(len(c.core_ids) for c in spec.cpu.clusters[1:])
+    top = {c: max(o.freq_mhz for o in cl.opps) for cl in spec.cpu.clusters for c in cl.core_ids}
+    lo, hi = min(top.values()), max(top.values())
+    medium = (lo + hi) / 2
+    if medium == hi:
+        return [], sorted(top)
+    return sorted(c for c, f in top.items() if f < medium), sorted(c for c, f in top.items() if f >= medium)
+
+
+def thread_cores(soc: str, cores: list[int], threads: int) -> list[int]:
+    """The cores ``threads`` busy threads land on within an affinity mask of ``cores``: the
+    fastest first (Linux's energy-aware scheduler moves a task that does not fit a core's
+    capacity to a bigger one, "misfit" migration, so a lone busy thread runs on the prime core;
+    kernel/sched/fair.c, update_misfit_status); one thread per core."""
+    spec = load_soc(soc)
+    top = {c: max(o.freq_mhz for o in cl.opps) for cl in spec.cpu.clusters for c in cl.core_ids}
+    return sorted(sorted(cores, key=lambda c: (-top[c], c))[:threads])
+
+
+def _cores(run: NcnnRun, soc: str) -> tuple[list[int] | str | None, str | None]:
+    """(socsim core ids, or None and why not) of a CPU run's threads and powersave."""
+    little, big = powersave_masks(soc)
     if run.powersave == 2:
-        return f"big{min(run.threads, big)}", None
+        return thread_cores(soc, big, run.threads), None
     if run.powersave == 1:
-        return f"little{min(run.threads, little)}", None
-    if run.threads >= little + big:
+        if not little:
+            return None, "powersave 1 (little cores): every core of this SoC is big by ncnn's rule"
+        return thread_cores(soc, little, run.threads), None
+    if run.threads >= len(little) + len(big):
         return "all", None
-    return None, (f"powersave 0 (any cores) with {run.threads} of {little + big} cores: the cores the OS chose "
-                  "are not known")
+    return None, (f"powersave 0 (any cores) with {run.threads} of {len(little) + len(big)} cores: the cores the OS "
+                  "chose are not known")
 
 
 def ncnn_suite(f: NcnnFile, lines: _Lines, file: str) -> Suite:
@@ -120,13 +147,13 @@ def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, mo
         if load_soc(soc).gpu is None:
             skipped.append((what, f"{soc} has no GPU in socsim"))
             return None
-        scheduler, cores, unit = "mnn-fp32-gpu", None, "gpu"
+        scheduler, cores, unit = "ncnn-vulkan", None, "gpu"
     else:
         cores, why = _cores(run, soc)
         if cores is None:
             skipped.append((what, why or ""))
             return None
-        scheduler, unit = ("mnn-int8" if int8 else "mnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
+        scheduler, unit = ("ncnn-int8" if int8 else "ncnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
     return Case(table="ncnn", id=f"{label} {key} [{unit}]", where=where, line=lines.nearest((di, "runs", ri)),
                 soc=soc, model=model, input=INPUT, num_classes=CLASSES, batch=1, mode="inference",
                 scheduler=scheduler, cores=cores, freq="max", governor="performance", time_s=ms / 1000.0,

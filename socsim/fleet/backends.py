@@ -1,9 +1,12 @@
-"""Where a round's jobs run: in this process, a local process pool, or a Ray cluster.
+"""Where independent runs go (a fleet round's clients, a sweep's points): this process, a local
+process pool, or a Ray cluster.
 
-Every backend returns the results in the order of the jobs, calls ``progress(done, total)`` as
-each finishes, keeps at most ``jobs`` runs in flight, retries a failed run once and then returns
-``{"error": ...}`` for it (never drops it).  A job is content (SoC spec and workload), so a Ray
-worker on another machine needs socsim and the plugins the workloads name, not the files.
+Every backend's ``map(work, progress, fn)`` returns ``fn`` of each item of ``work`` in order,
+calls ``progress(done, total)`` as each finishes and keeps at most ``jobs`` runs in flight.  The
+default ``fn`` runs a fleet's :class:`Job`, retried once and then reported as ``{"error": ...}``
+(never dropped).  ``fn`` must be a module-level function (it is pickled) and its items content
+(SoC spec and workload), so a Ray worker on another machine needs socsim and the plugins the
+workloads name, not the files.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ from socsim.errors import InputError
 from socsim.fleet.jobs import Job, run_job
 
 Progress = Callable[[int, int], None]
+Task = Callable[[Any], dict[str, Any]]
+Stop = Callable[[dict[str, Any]], None]
 
 
 def _attempt(job: Job) -> dict[str, Any]:
@@ -36,12 +41,17 @@ class Local:
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
 
-    def map(self, work: list[Job], progress: Progress | None = None) -> list[dict[str, Any]]:
-        """The results of ``work`` in order."""
+    def map(self, work: list, progress: Progress | None = None, fn: Task | None = None,
+            stop: Stop | None = None) -> list[dict[str, Any]]:
+        """``fn`` (default: a fleet job's run) of each item of ``work``, in order; ``stop`` is
+        called on each result as it comes back and may raise to end the map there."""
+        task = fn or _attempt
         if self.jobs <= 1 or len(work) <= 1:
             out = []
             for i, j in enumerate(work):
-                out.append(_attempt(j))
+                out.append(task(j))
+                if stop:
+                    stop(out[-1])
                 if progress:
                     progress(i + 1, len(work))
             return out
@@ -49,12 +59,23 @@ class Local:
             from socsim.sweep import _worker_init
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init)
         pool = self._pool
-        return _stream(work, lambda j: pool.submit(_attempt, j), _wait_futures, self.jobs * 2, progress)
+        return _stream(work, lambda j: pool.submit(task, j), _wait_futures, self.jobs * 2, progress, stop=stop)
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+    def abort(self) -> None:
+        """Stop now (an error, Ctrl-C, SIGTERM): cancel what is queued, end the running workers."""
+        if self._pool is None:
+            return
+        workers = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
 
 
 def _wait_futures(pending: list[Future]) -> tuple[list[Future], list[Future]]:
@@ -62,8 +83,9 @@ def _wait_futures(pending: list[Future]) -> tuple[list[Future], list[Future]]:
     return list(done), list(rest)
 
 
-def _stream(work: list[Job], submit: Callable[[Job], Any], wait_some: Callable, cap: int,
-            progress: Progress | None, get: Callable[[Any], dict] = lambda f: f.result()) -> list[dict[str, Any]]:
+def _stream(work: list, submit: Callable[[Any], Any], wait_some: Callable, cap: int,
+            progress: Progress | None, get: Callable[[Any], dict] = lambda f: f.result(),
+            stop: Stop | None = None) -> list[dict[str, Any]]:
     """Submit ``work`` keeping at most ``cap`` in flight, collect each result as it finishes."""
     out: list[dict[str, Any] | None] = [None] * len(work)
     index: dict[Any, int] = {}
@@ -77,7 +99,9 @@ def _stream(work: list[Job], submit: Callable[[Job], Any], wait_some: Callable, 
             nxt += 1
         finished, pending = wait_some(pending)
         for h in finished:
-            out[index.pop(h)] = get(h)
+            res = out[index.pop(h)] = get(h)
+            if stop:
+                stop(res)
             done += 1
             if progress:
                 progress(done, len(work))
@@ -117,20 +141,30 @@ class Ray:
                          log_to_driver=False)
             except (ConnectionError, ValueError, RuntimeError) as e:
                 raise InputError(f"cannot reach the Ray cluster: {e}", field="--address", value=address) from None
-        self._remote = ray.remote(max_retries=0)(_attempt)
+        self._remotes: dict[Task, Any] = {}
 
-    def map(self, work: list[Job], progress: Progress | None = None) -> list[dict[str, Any]]:
-        """The results of ``work`` in order, streamed back as they finish."""
+    def map(self, work: list, progress: Progress | None = None, fn: Task | None = None,
+            stop: Stop | None = None) -> list[dict[str, Any]]:
+        """``fn`` (default: a fleet job's run) of each item of ``work``, in order, streamed back
+        as they finish (``stop`` as for :meth:`Local.map`)."""
         ray = self.ray
+        task = fn or _attempt
+        remote = self._remotes.get(task)
+        if remote is None:
+            remote = self._remotes[task] = ray.remote(max_retries=0)(task)
 
         def wait_some(pending: list) -> tuple[list, list]:
             return ray.wait(pending, num_returns=1)
 
-        return _stream(work, lambda j: self._remote.remote(j), wait_some, max(1, self.jobs), progress, ray.get)
+        return _stream(work, lambda j: remote.remote(j), wait_some, max(1, self.jobs), progress, ray.get, stop)
 
     def close(self) -> None:
         if self._started and self.ray.is_initialized():
             self.ray.shutdown()
+
+    def abort(self) -> None:
+        """Stop now: the tasks in flight are cancelled with the instance this run started."""
+        self.close()
 
 
 def backend(name: str, jobs: int = 1, address: str | None = None) -> Local | Ray:

@@ -27,8 +27,10 @@ def run_job(job: Job) -> dict[str, Any]:
     """Run ``job`` through the engine (``socsim.run``, deterministic, no files); the figures a
     round needs.  Raises what the run raises."""
     from socsim.api import run
+    from socsim.engine.reuse import reusing
 
-    s = run(job.soc, job.workload, deterministic=True, reports=False).summary
+    with reusing():   # this process's earlier clients' costs and plans (socsim.engine.reuse)
+        s = run(job.soc, job.workload, deterministic=True, reports=False).summary
     batt = s.get("battery", {})
     info = s.get("scheduler_info") or {}
     return {"sim_time_s": s["sim_time_s"], "energy_j": s["energy_j"]["total"],

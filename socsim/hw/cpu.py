@@ -25,9 +25,11 @@ from dataclasses import dataclass
 
 from socsim.hw import armk
 from socsim.hw import dram as dram_mod
+from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
 from socsim.hw.cache.streams import op_macs
 from socsim.hw.memory import op_memory
+from socsim.hw.power import voltage_v
 from socsim.spec.soc import Cluster, SocSpec
 from socsim.workload.opkinds import kinds_where, lookup
 from socsim.workload.ops import Op
@@ -130,13 +132,15 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
 # multiply cut alone).  tests/hw/test_backward_slowdown.py re-derives the slowdown on the
 # source's workload (VGG-16 / CIFAR-10, batch 64, 4 big cores at the top OPP) on sd855, the
 # spec with the interval-model stalls exposed: the s for which the model's training step /
-# inference step (their stalls unchanged) is 7.14.  s = 1.62 (1.78 at a speed-up of 2, 1.18 at
+# inference step (their stalls unchanged) is 7.14.  s = 1.58 (1.77 at a speed-up of 2, 1.17 at
 # 3: MNN's larger Winograd units would lower it).  The derivation depends on the A76's
 # fp32_efficiency (compute against the stalls), fitted on the development set's single-core rows
-# given s (socsim/spec/coretypes.py): the two are a fixed point (with the kernels' streams:
-# s 1.58 -> eff 0.815 -> s 1.62 -> eff 0.82 -> s 1.62; before them 1.60 and 0.78).  A property
-# of the CPU kernel libraries (MNN/TFLite), not of the SoC.
-BACKWARD_KERNEL_SLOWDOWN = 1.62
+# given s (socsim/spec/coretypes.py): the two are a fixed point (with the kernels' streams and
+# the fork-join mechanisms: s 1.59 -> eff 0.81 -> s 1.58; before the streams 1.57 at 0.78),
+# with the fork-join serial part (socsim.hw.forkjoin; the derivation runs on four big cores; the
+# background-preemption factor stretches training and inference alike and leaves the ratio).
+# A property of the CPU kernel libraries (MNN/TFLite), not of the SoC.
+BACKWARD_KERNEL_SLOWDOWN = 1.58
 BACKWARD_PHASES = ("error_grad", "weight_grad")
 
 
@@ -216,7 +220,11 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
             peak = cl.int8_macs_per_cycle / 16                # SDOTs per cycle
             per = armk.cycles("gemm_s8_sdot_12x8", cl.core_type) or max(unit_cycles(cl, GEMM_MIX_INT8), 1 / peak)
             return units * per * slow / cl.int8_efficiency + move * share
-        units = op_macs(op) / 4 * share                         # one FMLA = 4 MACs
+        # one FMLA = 4 FP32 MACs, or 8 FP16 MACs (ARMv8.2 FP16 arithmetic: an fp16 op on a CPU
+        # is one a framework chose for a core that has it, socsim.spec.coretypes); an FP16 FMLA
+        # issues as the FP32 one (the tile's cycles per FMLA stand for both)
+        v = lanes(op.dtype) if op.dtype == "fp16" else 4
+        units = op_macs(op) / v * share
         per = armk.cycles("gemm_f32_12x8", cl.core_type) or max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
         return units * per * slow / cl.fp32_efficiency + move * share
     if kind.kernel == "depthwise":
@@ -275,6 +283,14 @@ class CpuCostModel:
 # ROB on the A76/A77, 160+ on X1) covers an L2 hit (9-11 cycles) but not a DSU L3 / SLC hit
 # (30-60+ cycles, more in ns when the uncore clocks drop) or a DRAM access.  Applied with the
 # uncore clocks (soc.cpu.uncore); a spec without them keeps the roofline overlap (the fallback).
+# Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
+# stalled on cache hits, DRAM or a barrier, or spinning at the fork-join barrier, still clocks
+# its front end, L1/L2 and miss handling (or runs the yield loop), so that time keeps 0.25 of full
+# activity.  Assumption: no public per-core measurement of stall power on these phones; a stalled
+# core drawing about a quarter of its busy dynamic power is plausible in the range 0.15-0.4.
+STALL_ACTIVITY = 0.25
+
+
 def _exposed_levels(cl: Cluster) -> tuple[str, ...]:
     return ("L3", "SLC") if _out_of_order(cl) else ("L2", "L3", "SLC")
 
@@ -332,6 +348,14 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         cyc = compute_cycles(op, cl, share)
         per_core.append((cyc / (f * 1e6), cyc, f, cl))
     compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
+    if n > 1 and forkjoin.SERIAL_FRACTION > 0:
+        # the op's serial part (socsim.hw.forkjoin, Amdahl) runs on the calling thread, which
+        # the scheduler keeps on the fastest core of the set, before the split part; expressed
+        # in the pacing core's cycles
+        s = forkjoin.SERIAL_FRACTION
+        serial_s = s * n * min(t[0] for t in per_core)
+        compute_s = serial_s + (1.0 - s) * compute_s
+        cycles = compute_s * f_mhz * 1e6
 
     mem = op_memory(op, "cpu", soc, cores)
     lv = {l.name: l for l in mem.levels}
@@ -370,19 +394,30 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         stall_s = exposed_s + dram_s + sync_s
     else:
         stall_s = max(0.0, dram_s - core_s) + sync_s
+    # background work preempting threads that run in lockstep (socsim.hw.forkjoin): the op
+    # waits for the preempted thread, its other threads spin meanwhile
+    bg_u = forkjoin.background_share(soc, cfg, cores)
+    noise_s = (core_s + stall_s) * bg_u / (1.0 - bg_u)
+    stall_s += noise_s
     time_busy = core_s + stall_s
-    # Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
-    # stalled on cache hits, DRAM or a barrier still clocks its front end, L1/L2 and miss
-    # handling, so its stalled time keeps 0.25 of full activity.  Assumption: no public
-    # per-core measurement of stall power on these phones; a stalled core drawing about a
-    # quarter of its busy dynamic power is plausible in the range 0.15-0.4.
-    activity = 0.25 + 0.75 * (compute_s / time_busy if time_busy else 1.0)
+    # On unequal cores (a prime core with gold ones, big with little) the faster threads finish
+    # their static share early and spin in MNN's yield loop until the slowest is done
+    # (socsim.hw.forkjoin): a spinning core is charged the stall activity, so the op's activity
+    # is the cores' own, weighted by their dynamic power (C V^2 f), which is what the engine
+    # multiplies it by.
     busy: dict[str, int] = {}
-    for c in cores:
-        name = soc.cpu.cluster_of(c).name
+    wsum = asum = 0.0
+    for t_c, _, f_c, cl_c in per_core:
+        name = cl_c.name
         busy[name] = busy.get(name, 0) + 1
+        own = t_c if t_c < compute_s else compute_s
+        act_c = STALL_ACTIVITY + (1.0 - STALL_ACTIVITY) * (own / time_busy if time_busy else 1.0)
+        w = cl_c.dyn_power_coeff_uw_mhz_v2 * float(voltage_v(cl_c.opps, f_c)) ** 2 * f_c
+        wsum += w
+        asum += w * act_c
+    activity = asum / wsum if wsum > 0 else 1.0
     detail = [("threads", float(n)), ("dram_latency_ns", dram_lat_ns)] + [(f"{k}_mhz", v) for k, v in unc.items()]
-    detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s),
+    detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s), ("noise_s", noise_s),
               ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
               ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes))]
     detail += [(f"hit_rate_{l.name}", l.hit_rate) for l in mem.levels]

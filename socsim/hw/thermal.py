@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, Mapping, NamedTuple
+from typing import Any, Literal, Mapping, NamedTuple
 
 import numpy as np
 
@@ -198,6 +198,14 @@ class ZoneState(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class _Device:
+    """A cooling device that is not a CPU cluster (the GPU): its name and OPPs."""
+
+    name: str
+    opps: tuple
+
+
+@dataclass(frozen=True, slots=True)
 class ThrottleState:
     """The governor's whole state, owned by the engine; ``zones`` in spec order."""
 
@@ -234,19 +242,23 @@ class ThrottleGovernor:
     """
 
     def __init__(self, spec: Thermal, clusters: list[Cluster], *,
-                 polling_s: float | Mapping[str, float] = DEFAULT_POLLING_S) -> None:
+                 polling_s: float | Mapping[str, float] = DEFAULT_POLLING_S, gpu: Any = None) -> None:
         self.spec = spec
+        # cooling devices: the CPU clusters and, when given, the GPU (named "gpu" in a zone's caps;
+        # sm8250.dtsi / sm8350.dtsi bind the gpu-top/bottom zones' trip to &gpu, THERMAL_NO_LIMIT)
+        clusters = list(clusters) + ([_Device("gpu", tuple(gpu.opps))] if gpu is not None else [])
         self.clusters = {c.name: c for c in clusters}
         self._opps = {c.name: tuple(o.freq_mhz for o in c.opps) for c in clusters}
         for z in spec.zones:
             if list(z.trips_c) != sorted(z.trips_c):
                 raise ValueError(f"zone {z.name!r}: trips must increase, got {z.trips_c}")
             for name in z.caps:
-                if name not in self.clusters:
+                if name not in self.clusters and name != "gpu":   # "gpu" without ``gpu``: not modelled
                     raise ValueError(f"zone {z.name!r} caps unknown cluster {name!r}; "
                                      f"clusters: {sorted(self.clusters)}")
-        self._max_steps = tuple(max((len(self._opps[c]) - 1 for c in z.caps), default=0)
-                                for z in spec.zones)
+        self._zone_caps = tuple(tuple(c for c in z.caps if c in self.clusters) for z in spec.zones)
+        self._max_steps = tuple(max((len(self._opps[c]) - 1 for c in caps), default=0)
+                                for caps in self._zone_caps)
         self._polling = tuple(_zone_polling(z, polling_s) for z in spec.zones)
         # plain tuples for the hot path (update runs at every poll of a long run)
         self._zones = tuple((z.name, tuple(z.trips_c), z.hysteresis_c) for z in spec.zones)
@@ -277,8 +289,8 @@ class ThrottleGovernor:
 
     def _caps(self, state: ThrottleState) -> dict[str, float]:
         steps = {name: 0 for name in self._opps}
-        for z, zs in zip(self.spec.zones, state.zones):
-            for name in z.caps:
+        for caps, zs in zip(self._zone_caps, state.zones):
+            for name in caps:
                 steps[name] = max(steps[name], zs.steps)
         return {name: self._opps[name][max(0, len(self._opps[name]) - 1 - s)]
                 for name, s in steps.items()}

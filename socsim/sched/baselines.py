@@ -2,7 +2,10 @@
 
 mnn-fp32     MNN, FP32 on the CPU (4 big cores by default), graph built once.  The reference
              the others are described against.
-mnn-int8     MNN with the INT8 training algorithm (NITI) on CPU NEON (sdot), same cores.
+mnn-int8     MNN INT8 training on CPU NEON, same cores: by default (int8_path "mnn-int8") INT8
+             (sdot) forward convolutions with run-time scales and FP32 gradient kernels, as
+             MNN's CPU backend allows (socsim.workload.mnn_int8); "qat": MNN's fake-quantised
+             training; "niti": every MAC op INT8.
 tflite-fp32  TFLite, FP32 on the CPU (4 big cores); re-prepares its interpreter graph every
              batch, and its gradient kernels are slower than MNN's (see TFLITE_*).
 mnn-fp32-gpu MNN's OpenCL backend: every op FP32 on the GPU, graph built once; its gradient
@@ -246,10 +249,35 @@ class MnnFp32(_CpuBaseline):
     description = "MNN FP32 training on the CPU (4 big cores)"
 
 
+# The INT8 training paths of the mnn-int8 scheduler (socsim.workload.mnn_int8): "mnn-int8" (the
+# default) is an INT8 algorithm on MNN's CPU kernels, INT8 (SDOT) forward convolutions with
+# run-time scales and FP32 gradient kernels, since MNN's CPU backend has no INT8 deconvolution or
+# MatMul (alibaba/MNN source/backend/cpu); "qat" is MNN's own quantisation-aware training
+# (tools/train NN::turnQuantize: FP32 kernels, fake quantisation around each convolution);
+# "niti" is NITI with every MAC op in INT8 (NITI's own integer backward), as if MNN had INT8
+# gradient kernels -- the model of this baseline until the MNN source was read, kept for
+# comparison.  Default "mnn-int8": Mandheling's MNN-INT8 baseline runs "the same INT8 algorithm
+# on CPU NEON" (docs/seeds.md 1) and MNN's kernels allow INT8 only in the forward convolutions.
+MNN_INT8_PATHS = ("mnn-int8", "qat", "niti")
+
+
+class MnnInt8Options(CpuOptions):
+    int8_path: Literal["mnn-int8", "qat", "niti"] = Field(
+        "mnn-int8", description="INT8 training path: 'mnn-int8' (INT8 forward convolutions with run-time "
+        "scales, FP32 gradients: MNN's CPU kernels), 'qat' (MNN's fake-quantised training), 'niti' (every "
+        "MAC op INT8)")
+
+
 class MnnInt8(_CpuBaseline):
     name = "mnn-int8"
-    precision = "niti"
-    description = "MNN with INT8 (NITI) training on CPU NEON"
+    precision = "mnn-int8"
+    description = "MNN INT8 training on CPU NEON: INT8 (sdot) forward convolutions, FP32 gradients"
+    Options = MnnInt8Options
+
+    def plan(self, ctx) -> Plan:
+        graph = ctx.graph(self.options.int8_path)
+        cores = self.cores(ctx)
+        return single_unit_plan(graph, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}")
 
 
 class Octo(_CpuBaseline):

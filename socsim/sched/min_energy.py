@@ -150,6 +150,26 @@ def _once(v: list[str], what: str) -> list[str]:
     return v
 
 
+def _sequence(t_row: list[float], e_row: list[float], n_batches: int, theta: float, sw_t: float,
+              sw_e: list[float], max_front: int | None):
+    """The DP over ``n_batches`` identical batches (every batch has the rows ``t_row``/``e_row``),
+    memoised on its inputs inside :func:`socsim.engine.reuse.reusing` (a fleet's clients with the
+    same phone, configuration profile, batch count and budget share one DP)."""
+    from socsim.engine import reuse
+
+    def solve():
+        return min_energy_sequence([t_row] * n_batches, [e_row] * n_batches, theta,
+                                   lambda a, b: sw_t, lambda a, b: sw_e[b], max_front=max_front)
+
+    if not reuse.enabled():
+        return solve()
+    memo = reuse.table("min-energy-dp", None)
+    key = (tuple(t_row), tuple(e_row), n_batches, theta, sw_t, tuple(sw_e), max_front)
+    if key not in memo:
+        memo[key] = solve()
+    return memo[key]
+
+
 class MinEnergy(BaseScheduler):
     name = "min-energy"
     description = "Min-Energy: per-batch CPU configuration by DP under a time budget (SD855 study)"
@@ -265,8 +285,7 @@ class MinEnergy(BaseScheduler):
         sw_t, sw_e = self._switch_costs(ctx, [self.plans[n] for n in cands], idle_w)
         t_row = [profile[n][0] for n in cands]
         e_row = [profile[n][1] for n in cands]
-        res = min_energy_sequence([t_row] * n_batches, [e_row] * n_batches, theta,
-                                  lambda a, b: sw_t, lambda a, b: sw_e[b], max_front=o.max_front)
+        res = _sequence(t_row, e_row, n_batches, theta, sw_t, sw_e, o.max_front)
         # an infeasible budget was refused by _budget; the DP finds nothing only when the budget
         # is the fastest run's time to rounding (slack 1): that run meets it
         if res is None:

@@ -59,7 +59,19 @@ def discover() -> dict[str, Entry]:
 
     Built-ins are registered first: a plugin registering a built-in's name does not replace it,
     and is listed under ``"<name> (<its distribution>)"`` as broken.  Of two plugins with the
-    same name the first (by distribution name) keeps it and the other is listed the same way."""
+    same name the first (by distribution name) keeps it and the other is listed the same way.
+    Inside :func:`socsim.engine.reuse.reusing` the first discovery serves every later run."""
+    from socsim.engine import reuse
+
+    if reuse.enabled():
+        memo = reuse.table("schedulers", GROUP)
+        if "entries" not in memo:
+            memo["entries"] = _discover()
+        return dict(memo["entries"])
+    return _discover()
+
+
+def _discover() -> dict[str, Entry]:
     eps = [(ep, _is_builtin(ep)) for ep in entry_points(group=GROUP)]
     eps.sort(key=lambda x: (not x[1], x[0].name, _dist_name(x[0]), x[0].value))
     out: dict[str, Entry] = {}

@@ -20,18 +20,46 @@ FP32_EFFICIENCY: dict[str, float] = {
     # FITTED on the development set's single-core rows (calibration/dev/minenergy_table2.yaml,
     # Min-Energy Table II on sd855: BIG1 at H/M/L for the A76, LITTLE1 at H/M/L for the A55;
     # benchmarks/fit_core_efficiency.py), jointly with socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN's
-    # re-derivation (a fixed point, s = 1.62).  The tile's stream gives the A76 (Neoverse N1
+    # re-derivation (a fixed point, s = 1.58).  The tile's stream gives the A76 (Neoverse N1
     # model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.9 for the out-of-order A76.
-    "cortex-a76": 0.82,
+    "cortex-a76": 0.81,
     # FITTED as above (LITTLE1).  llvm-mca's Cortex-A55 model gives the tile 1.04 cycles per FMLA
     # (the peak of its one 128-bit pipe: the stream itself is not what makes the A55 slow); the
     # in-order A55 then loses what no back-end model sees: it stalls on every L1 miss and
     # load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865,
     # sd888, exynos9820).
-    "cortex-a55": 0.365,
+    "cortex-a55": 0.36,
 }
 
 
 def fitted_fp32_efficiency(core_type: str) -> float | None:
     """The core type's fitted FP32 kernel efficiency, or None when the type has none."""
     return FP32_EFFICIENCY.get(core_type.lower())
+
+
+# ISA features a framework's kernel selection reads (ncnn's cpu_support_arm_asimdhp() and
+# cpu_support_arm_asimddp(), src/cpu.cpp, from the kernel's HWCAP_ASIMDHP / HWCAP_ASIMDDP).
+# FP16: ARMv8.2-A half-precision data processing (FEAT_FP16), 8 FP16 lanes per 128-bit FMLA.
+# DOTPROD: the SDOT/UDOT instructions (FEAT_DotProd).  Sources: Arm's Technical Reference
+# Manuals, "Features" section of each core: Cortex-A55 (100442) and Cortex-A75 (100403) list
+# the ARMv8.2-A extensions with half-precision floating point and the dot product instructions
+# (introduced with these two cores, Arm DynamIQ launch, 2017); Cortex-A76 (100798), A77
+# (101111), A78 (101430), X1 (101433) implement ARMv8.2-A with FP16 and DotProd; the Armv9-A
+# cores Cortex-A510 (101604), A710 (101800), A715 (101590), X3 (101593) include both.
+# Samsung's Exynos M4 (Mongoose 4): ARMv8.2-A with FP16 and dot product (Samsung's Hot Chips 31
+# (2019) M-series talk, Grayson et al., ISCA 2020 "Evolution of the Samsung Exynos CPU
+# microarchitecture", Table 1); an assumption where those name the ISA level only.
+_V82_FP16_DOTPROD = ("cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1",
+                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x3", "exynos-m4")
+FP16_ARITHMETIC: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
+DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
+
+
+def has_fp16_arithmetic(core_type: str) -> bool:
+    """Whether cores of ``core_type`` compute in FP16 (ARMv8.2 FEAT_FP16); unknown types: no."""
+    return core_type.lower() in FP16_ARITHMETIC
+
+
+def has_dotprod(core_type: str) -> bool:
+    """Whether cores of ``core_type`` have SDOT/UDOT (FEAT_DotProd); unknown types: no."""
+    return core_type.lower() in DOTPROD

@@ -316,11 +316,24 @@ class Gpu(_OppRange, Sourced):
     dyn_power_coeff_uw_mhz_v2: float = Field(gt=0, le=10_000)
     leakage_mw: float = Field(ge=0, le=5000)
     kernel_launch_us: float = Field(ge=0, le=1e6)
+    governor: Literal["simple_ondemand", "performance"] = Field(
+        "simple_ondemand", description="GPU devfreq governor (socsim.hw.gpu_dvfs); performance pins the top OPP")
+    governor_upthreshold: float = Field(90, gt=0, le=100, description="simple_ondemand's upthreshold (%)")
+    governor_downdifferential: float = Field(5, ge=0, lt=100, description="simple_ondemand's downdifferential (%)")
 
     @field_validator("opps")
     @classmethod
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
         return check_opps(v)
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> "Gpu":
+        if self.governor_downdifferential >= self.governor_upthreshold:
+            raise PydanticCustomError(
+                "gpu", "gpu.governor_downdifferential ({d}) must be below gpu.governor_upthreshold ({u})",
+                {"fields": ("governor_downdifferential",),
+                 "d": self.governor_downdifferential, "u": self.governor_upthreshold})
+        return self
 
 
 class Dram(Sourced):
@@ -371,7 +384,7 @@ class ThermalZone(StrictModel):
     node: str
     trips_c: list[Annotated[float, Field(ge=-40, le=200)]] = Field(default_factory=list)
     hysteresis_c: float = Field(2.0, ge=0)
-    caps: list[str] = Field(default_factory=list, description="cluster names this zone throttles")
+    caps: list[str] = Field(default_factory=list, description="cluster names (or 'gpu') this zone throttles")
     polling_s: float = Field(0.25, ge=0.001, le=60, description="governor polling period (sm8250 passive polling)")
 
 
@@ -533,7 +546,7 @@ class SocSpec(Sourced):
                                       {"fields": (("thermal", "links"), "thermal"), "nodes": ", ".join(cut), "ambient": self.thermal.ambient_node})
         for iz, z in enumerate(self.thermal.zones):
             for name in z.caps:
-                if name not in clusters:
+                if name not in clusters and not (name == "gpu" and self.gpu is not None):
                     raise PydanticCustomError("thermal", "zone '{zone}' caps unknown cluster '{name}'; clusters: "
                                               "{clusters}", {"fields": (("thermal", "zones", iz, "caps"), "thermal"),
                                                              "zone": z.name, "name": name,

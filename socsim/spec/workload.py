@@ -200,6 +200,21 @@ class Output(WorkloadBlock):
 
 
 
+class OnnxModel(WorkloadBlock):
+    """``model: {onnx: path.onnx, input: [c, h, w]}``: an ONNX file with the per-sample input
+    shape it is imported at (the workload's ``input``, which may then be left out)."""
+
+    onnx: str = Field(min_length=1)
+    input: list[Annotated[int, Field(gt=0, le=MAX_DIM)]] | None = Field(None, min_length=1, max_length=3)
+
+    @field_validator("onnx")
+    @classmethod
+    def _is_onnx(cls, v: str) -> str:
+        if not v.lower().endswith(".onnx"):
+            raise ValueError("expected the path of an .onnx file")
+        return v
+
+
 class Workload(WorkloadBlock):
     name: str
     model: str
@@ -222,6 +237,37 @@ class Workload(WorkloadBlock):
     output: Output = Field(default_factory=Output)
     seed: int = Field(0, ge=0, lt=2**63, description="seeds the run's random generator")
     description: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _onnx_form(cls, data: Any) -> Any:
+        """``model: {onnx: path, input: [...]}`` -> ``model: path`` and ``input``; an error names
+        ``model.onnx`` or ``model.input`` (or ``input`` when both shapes are given and differ)."""
+        if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+            return data
+        from pydantic import ValidationError
+
+        try:
+            ref = OnnxModel.model_validate(data["model"])
+        except ValidationError as e:
+            err = e.errors()[0]
+            loc = ("model", *err["loc"])
+            if err["type"] == "missing":
+                raise PydanticCustomError("onnx_model", "expected {{onnx: path.onnx, input: [c, h, w]}}: "
+                                          "the key 'onnx' is missing", {"fields": (("model",),)}) from None
+            msg = "unknown key (expected onnx and input)" if err["type"] == "extra_forbidden" else \
+                err["msg"].removeprefix("Value error, ")
+            raise PydanticCustomError("onnx_model", msg.replace("{", "{{").replace("}", "}}"),
+                                      {"fields": (loc,)}) from None
+        out = {**data, "model": ref.onnx}
+        if ref.input is not None:
+            if "input" in data and data["input"] != ref.input:
+                raise PydanticCustomError("onnx_model", "the input shape is given twice and differs "
+                                          "(model.input {a}, input {b}); give it once",
+                                          {"fields": (("model", "input"),), "a": str(ref.input),
+                                           "b": str(data["input"])})
+            out["input"] = list(ref.input)
+        return out
 
     @model_validator(mode="after")
     def _length(self) -> "Workload":

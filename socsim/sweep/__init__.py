@@ -1,17 +1,19 @@
 """Parameter sweeps and fleets of simulated phones.
 
 A sweep is the cross product of SoCs, schedulers and ``--grid`` values; each point is an
-independent run, executed in a local process pool (default) or on Ray (``backend="ray"``, when
-Ray is installed).  Results come back in the order of the points, whatever order they finish in.
+independent run, executed in this process, a local process pool (default) or on Ray
+(``backend="ray"``, when Ray is installed): the backends fleets use (socsim.fleet.backends).
+Results come back in the order of the points, whatever order they finish in.
 """
 from __future__ import annotations
 
 import itertools
 import os
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from socsim.errors import InputError, PluginError
 
@@ -94,17 +96,48 @@ def as_sweep_error(e: InputError) -> InputError:
                    origin=names.get(e.origin, e.origin))
 
 
-def _run_point(args: tuple[Point, str, bool, bool]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PointJob:
+    """One sweep point as content: the SoC spec and the workload file's text travel with it (a
+    Ray worker on another machine needs neither file), with the path it was read from."""
+
+    point: Point
+    soc: Any                 # SocSpec
+    workload_path: str
+    workload_text: str
+    deterministic: bool
+    skip_infeasible: bool
+
+
+@contextmanager
+def _workload_file(job: PointJob) -> Iterator[str]:
+    """The workload's path: the original where this machine has it unchanged, else its text
+    written to a temporary file of the same name (files it names beside it are not shipped)."""
+    p = Path(job.workload_path)
+    try:
+        if p.is_file() and p.read_text() == job.workload_text:
+            yield str(p)
+            return
+    except OSError:
+        pass
+    with tempfile.TemporaryDirectory(prefix="socsim-sweep-") as d:
+        q = Path(d) / p.name
+        q.write_text(job.workload_text)
+        yield str(q)
+
+
+def _run_point(job: PointJob) -> dict[str, Any]:
     from socsim.api import run
 
-    point, workload, deterministic, skip_infeasible = args
+    point = job.point
     try:
-        res = run(point.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
-                  deterministic=deterministic)
+        with _workload_file(job) as workload:
+            res = run(job.soc, workload, overrides=dict(point.overrides), scheduler=point.scheduler,
+                      deterministic=job.deterministic)
     except InputError as e:
         e = as_sweep_error(e)
         # a broken plugin is broken at every point: skipping would hide it behind "infeasible"
-        if skip_infeasible and not isinstance(e, PluginError):
+        if job.skip_infeasible and not isinstance(e, PluginError):
             return {"point": {"soc": point.soc, "scheduler": point.shown_scheduler, "set": dict(point.overrides)},
                     "skipped": str(e)}
         # which point of the sweep failed (the same error may hold at one SoC and not another)
@@ -114,6 +147,15 @@ def _run_point(args: tuple[Point, str, bool, bool]) -> dict[str, Any]:
     return {"point": {"soc": point.soc, "scheduler": point.scheduler or res.summary.get("scheduler"),
                       "set": dict(point.overrides)},
             "summary": res.summary}
+
+
+def _point_task(job: PointJob) -> dict[str, Any]:
+    """:func:`_run_point` as a backend task: its InputError comes back as a value (re-raised by
+    the sweep as it was raised), so every backend reports it alike."""
+    try:
+        return _run_point(job)
+    except InputError as e:
+        return {"raise": e}
 
 
 def _worker_init() -> None:
@@ -138,14 +180,19 @@ def _worker_init() -> None:
 def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | None = None,
           grid: dict[str, list[str]] | None = None, jobs: int = 1, backend: str = "local",
           deterministic: bool = False, progress: Callable[[int, int], None] | None = None,
-          skip_infeasible: bool = False) -> list[dict[str, Any]]:
+          skip_infeasible: bool = False, address: str | None = None) -> list[dict[str, Any]]:
     """Run every point of the sweep; returns ``[{"point": ..., "summary": ...}, ...]`` in order.
 
     A point whose run is bad input for its phone (a DSP scheduler on a phone without a DSP, a
     memory budget below what the model needs there, ...) stops the sweep with that InputError,
     naming the point; with ``skip_infeasible`` it is returned as ``{"point": ..., "skipped":
     "<the error>"}`` instead and the sweep goes on, unless every point is skipped (an InputError
-    quoting the first point's)."""
+    quoting the first point's).
+
+    ``backend`` local (``jobs`` processes) or ray (``address`` None: a local instance; ``auto`` or
+    ``ray://host:port``: a running cluster; ``jobs`` points in flight): the backends of
+    :mod:`socsim.fleet.backends`, with the same results.  Points travel as content (the SoC
+    spec and the workload's text)."""
     from socsim.api import prepare
     from socsim.spec import load_soc
 
@@ -163,47 +210,32 @@ def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | 
             own = None
         pts = [p if p.scheduler else replace(p, default_scheduler=dict(p.overrides).get("scheduler.name", own))
                for p in pts]
-    work = [(p, str(workload), deterministic, skip_infeasible) for p in pts]
-    if backend == "ray":
-        try:
-            import ray
-        except ImportError:
-            raise InputError('Ray is not installed (from the socsim checkout: pip install -e ".[ray]")', field="--backend",
-                             value="ray") from None
-        ray.init(ignore_reinit_error=True, include_dashboard=False)
-        remote = ray.remote(_run_point)
-        return _all_skipped_is_an_error(ray.get([remote.remote(w) for w in work]), work)
-    if backend != "local":
-        raise InputError("expected local or ray", field="--backend", value=backend)
-    out: list[dict[str, Any]] = []
-    if jobs <= 1 or len(work) <= 1:
-        for i, w in enumerate(work):
-            out.append(_run_point(w))
-            if progress:
-                progress(i + 1, len(work))
-        return _all_skipped_is_an_error(out, work)
+    specs = {name: load_soc(name) for name in socs}
+    text = Path(workload).read_text()
+    work = [PointJob(p, specs[p.soc], str(workload), text, deterministic, skip_infeasible) for p in pts]
+    from socsim.fleet.backends import backend as make_backend
+
     # no more workers than points: a pool forks all of its workers up front
-    ex = ProcessPoolExecutor(max_workers=min(jobs, len(work)), initializer=_worker_init)
+    runner = make_backend(backend, max(1, min(jobs, len(work))), address)
     try:
-        for i, r in enumerate(ex.map(_run_point, work)):
-            out.append(r)
-            if progress:
-                progress(i + 1, len(work))
+        rows = runner.map(work, progress, _point_task, stop=_raised)
     except BaseException:
         # an error, Ctrl-C or SIGTERM: do not wait for the points still running
-        workers = list((getattr(ex, "_processes", None) or {}).values())
-        ex.shutdown(wait=False, cancel_futures=True)
-        for w in workers:
-            if w.is_alive():
-                w.terminate()
+        runner.abort()
         raise
-    ex.shutdown(wait=True)
-    return _all_skipped_is_an_error(out, work)
+    runner.close()
+    return _all_skipped_is_an_error(rows, work)
 
 
-def _all_skipped_is_an_error(rows: list[dict[str, Any]], work: list[tuple]) -> list[dict[str, Any]]:
+def _raised(row: dict[str, Any]) -> None:
+    """A point's InputError, raised as the point raised it (the sweep stops at it)."""
+    if "raise" in row:
+        raise row["raise"]
+
+
+def _all_skipped_is_an_error(rows: list[dict[str, Any]], work: list[PointJob]) -> list[dict[str, Any]]:
     """A sweep in which no point could run is an error (InputError quoting the first point's)."""
     if rows and all("skipped" in r for r in rows):
         raise InputError(f"no point of the sweep can run; the first: {rows[0]['skipped']} "
-                         f"(sweep point: {work[0][0].label})")
+                         f"(sweep point: {work[0].point.label})")
     return rows

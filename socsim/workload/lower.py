@@ -19,6 +19,10 @@ from socsim.workload.opkinds import unary_layer
 from socsim.workload.ops import Op
 
 
+#: binary element-wise layer kinds (broadcasting), each lowered to the op kind of its name
+BINARY = ("mul", "div", "sub")
+
+
 def _n(layer: Layer, batch: int) -> int:
     return batch * prod(layer.shape)
 
@@ -57,6 +61,15 @@ def forward(layer: Layer, ins: tuple[str, ...], in_layers: tuple[Layer, ...],
         read = sum(_n(src, batch) for src in in_layers)
         return f.op(name, k, "forward", dict(batch=batch, n=n, n_in=len(ins)), read=read,
                     write=n, flops=(len(ins) - 1) * n if k == "add" else 0, inputs=ins)
+    if k in BINARY:
+        # a constant operand (attr ``const``: its elements) is read once per batch
+        read = sum(_n(src, batch) for src in in_layers) + a.get("const", 0)
+        return f.op(name, k, "forward", dict(batch=batch, n=n, n_in=len(ins)), read=read, write=n, flops=n,
+                    inputs=ins)
+    if k == "resize":
+        x = _n(in_layers[0], batch)
+        return f.op(name, k, "forward", dict(batch=batch, n=n, n_in=x, linear=a["linear"]), read=x, write=n,
+                    flops=7 * n if a["linear"] else 0, inputs=ins)
     if k == "batchnorm":
         return f.op(name, k, "forward", dict(batch=batch, c=a["c"], n=n),
                     read=n + layer.param_count, write=n, weight=layer.param_count, inputs=ins)
@@ -153,6 +166,27 @@ def backward(layer: Layer, ins: tuple[str, ...], in_layers: tuple[Layer, ...], o
         # the backward op reads dy and the tensor its kind saves (GELU x; ReLU, softmax y)
         saved = {"input": (ins[0],), "output": (out,), "": ()}[unary.saves]
         dgrad(0, unary.grad, _ew_params(layer, batch), read=(1 + len(saved)) * n, extra=saved)
+    elif k in BINARY:
+        for i in range(len(ins)):
+            others = tuple(t for j, t in enumerate(ins) if j != i)
+            other_n = sum(nx[j] for j in range(len(ins)) if j != i) + a.get("const", 0)
+            reduce = n - nx[i]   # the adds that sum dy back to a broadcast input's shape
+            first = (i == 0) != bool(a.get("rev"))   # the minuend or the dividend
+            if k == "sub" and first and not reduce:
+                grads[i] = dy if need_dx[i] else None   # a - b: da is dy itself
+                continue
+            if k == "sub":
+                extra, read, fl = (), n, n + reduce                     # -dy
+            elif k == "mul":
+                extra, read, fl = others, n + other_n, n + reduce       # dy * b
+            elif first:
+                extra, read, fl = others, n + other_n, n + reduce       # dy / b
+            else:
+                extra, read, fl = (out, *others), 2 * n + other_n, 3 * n + reduce   # -dy * y / b
+            dgrad(i, f"{k}_bwd", dict(batch=batch, n=n, n_out=nx[i]), read=read, extra=extra, flops=fl)
+    elif k == "resize":
+        dgrad(0, "resize_bwd", dict(batch=batch, n=n, n_out=nx[0], linear=a["linear"]), read=n,
+              flops=8 * n if a["linear"] else n)
     elif k == "select":
         dgrad(0, "slice", dict(batch=batch, t=a["t"], d=a["d"]), read=n)
     elif k == "embedding":

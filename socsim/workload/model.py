@@ -20,7 +20,7 @@ from socsim.workload.opkinds import KINDS, unary_layer
 # socsim.workload.opkinds: each lowers to one op of its kind and one of its ``grad``.
 LAYER_KINDS: frozenset[str] = frozenset({
     "input", "conv2d", "linear", "batchnorm", "maxpool", "avgpool", "add", "concat", "layernorm",
-    "matmul", "embedding", "view", "select", "softmax_ce",
+    "matmul", "embedding", "view", "select", "softmax_ce", "mul", "div", "sub", "resize",
 } | {k for k in KINDS if unary_layer(k)})
 
 

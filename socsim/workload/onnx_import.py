@@ -32,7 +32,7 @@ SUPPORTED: tuple[str, ...] = (
     "HardSwish", "Sigmoid", "Gelu", "Softmax", "LogSoftmax", "Add", "Sum", "Mul", "Concat",
     "Split", "Slice", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool",
     "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "Dropout", "Identity",
-    "Cast", "Gather")
+    "Cast", "Gather", "Div", "Sub", "Resize", "Tanh", "LeakyRelu")
 #: ops that never touch an activation's values (their outputs are shapes or constants)
 _META = frozenset({"Shape", "Size", "Constant", "ConstantOfShape"})
 
@@ -263,8 +263,43 @@ def _mul(im: _Importer, node: Any, data: list[str]) -> None:
                 im.names.discard(layer.name)
                 im.emit(node, "silu", [x])
                 return
-    raise im.fail(node, "socsim has no element-wise product op kind; a Mul is supported only as "
-                  "x * Sigmoid(x) (SiLU)", node.op_type)
+    _binary("mul")(im, node, data)
+
+
+def _broadcasts(s: tuple[int, ...], out: tuple[int, ...]) -> bool:
+    """Whether per-sample shape ``s`` broadcasts to ``out`` (numpy's rules, right-aligned)."""
+    return len(s) <= len(out) and all(a in (1, b) for a, b in zip(reversed(s), reversed(out)))
+
+
+def _binary(kind: str) -> Handler:
+    """Mul, Div, Sub of activations and constants, numpy-broadcast: a constant operand (an
+    initializer or a Constant) is data the op reads, not a trainable parameter."""
+    def handler(im: _Importer, node: Any, data: list[str]) -> None:
+        if len(node.input) != 2:
+            raise im.fail(node, f"expected 2 inputs, got {len(node.input)}", len(node.input))
+        out = im.per_sample(node, node.output[0])
+        for t in data:
+            s = im.per_sample(node, t)
+            if not _broadcasts(s, out):
+                raise im.fail(node, f"input {t!r} of per-sample shape {list(s)} does not broadcast to the "
+                              f"output's {list(out)}", list(s))
+        const = sum(prod(im.g.shapes.get(t) or (1,)) for t in node.input if t not in data)
+        # a constant first operand (c - x, c / x): the activation is the subtrahend or divisor
+        rev = int(node.input[0] not in data)
+        im.emit(node, kind, data, dict(const=const, rev=rev))
+    return handler
+
+
+def _resize(im: _Importer, node: Any, data: list[str]) -> None:
+    mode = _attrs(node).get("mode", b"nearest")
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("nearest", "linear"):
+        raise im.fail(node, f"Resize mode {mode!r} is not supported (nearest or linear)", mode)
+    s, out = im.per_sample(node, data[0]), im.per_sample(node, node.output[0])
+    if len(s) != 3 or s[0] != out[0]:
+        raise im.fail(node, f"a Resize of the spatial dimensions of a (C, H, W) tensor is supported; "
+                      f"got {list(s)} -> {list(out)}", [list(s), list(out)])
+    im.emit(node, "resize", data[:1], dict(linear=int(mode == "linear")))
 
 
 def _unary(kind: str) -> Handler:
@@ -444,7 +479,8 @@ _HANDLERS: dict[str, Handler] = {
     "GlobalMaxPool": _pool, "ReduceMean": _reduce_mean, "Reshape": _view, "Flatten": _view,
     "Squeeze": _view, "Unsqueeze": _view, "Transpose": _transpose, "Concat": _concat,
     "Split": _split, "Slice": _slice, "Dropout": _identity, "Identity": _identity,
-    "Cast": _identity, "Gather": _gather,
+    "Cast": _identity, "Gather": _gather, "Div": _binary("div"), "Sub": _binary("sub"),
+    "Resize": _resize, "Tanh": _unary("tanh"), "LeakyRelu": _unary("leaky_relu"),
 }
 assert set(_HANDLERS) == set(SUPPORTED)
 

@@ -123,6 +123,11 @@ _MAC = dict(niti="int8", octo="int8", dsp=True)
 # delta_hat is shaped like one sample's output, formed once per batch and added to each of the
 # n elements), so the entry is a known approximation that Octo's graphs do not use.  Kinds at 0
 # get their FLOPs from the lowering (convolutions, pools, add) or have no arithmetic.
+# minmax: MNN's MNNCountMaxMinValue, the min and the max of a tensor in one pass (2 per element
+# read; source/backend/cpu/CPUDynamicQuant.cpp); fake_quant: MNN's training fake quantisation
+# (tools/train/source/nn/NN.cpp, fakeQuantFeatureWithMinMax): divide, add zero point, round,
+# minimum, maximum, subtract zero point, multiply = 7, each an Express op of its own, so 7
+# passes over the tensor (socsim.workload.mnn_int8).
 # Hard-swish (Howard et al., "Searching for MobileNetV3", ICCV 2019; torch.nn.Hardswish):
 # x * min(max(x + 3, 0), 6) / 6 = add, max, min, multiply, divide: 5; its gradient (PyTorch's
 # hardswish_backward: dy * (x / 3 + 0.5) between -3 and 3, 0 below, dy above) = two compares,
@@ -133,6 +138,19 @@ _MAC = dict(niti="int8", octo="int8", dsp=True)
 # dy * s * (1 + x * (1 - s)), s recomputed from x) = 4 + subtract, multiply, add, two
 # multiplies = 9.  Hexagon NN int8 kernels for these (its look-up-table sigmoid) are not
 # modelled: dsp False, they run on the CPU or the GPU (assumption, on the pessimistic side).
+# Tanh (torch.nn.Tanh) as (e^2x - 1) / (e^2x + 1): multiply, exp, subtract, add, divide = 5; its
+# gradient dy * (1 - y^2) (it reads the output) = multiply, subtract, multiply = 3.  LeakyReLU
+# max(x, alpha x) (torch.nn.LeakyReLU; the slope does not change the cost): multiply, max = 2;
+# its gradient dy * (x > 0 ? 1 : alpha) (it reads the input) = compare, select-multiply = 2.
+# Derived counts, as for the kinds above; dsp False (no Hexagon NN kernel modelled).
+# Binary element-wise (ONNX Mul, Div, Sub, numpy broadcasting): one operation per output element
+# forward; backward, per input, one per element of dy (dy * b; dy / b; -dy) -- Div's divisor
+# gradient -dy * y / b is 3 -- plus one add per element summed away where that input was
+# broadcast (the reduction back to its shape).  Resize (ONNX Resize, nearest or linear over H
+# and W): nearest copies (0 per output element), linear blends 4 taps (4 multiplies + 3 adds =
+# 7); its gradient scatters dy back (1 add per dy element, linear 4 multiply-adds = 8).  Both
+# are costed as contiguous streams (kernel eltwise): an integer-factor upsample reads and writes
+# rows in order; a gather-like walk would cost more (assumption, on the optimistic side).
 #
 # HVX packets per 128-byte output vector (dsp_packets; one HVX ALU op per packet; loads in slots
 # 0/1, one store per packet; hw:hexagon.packet).  requant_static: 4 int32 input vectors -> shift
@@ -248,6 +266,20 @@ _TABLE: tuple[OpKind, ...] = (
     _k("softmax", "eltwise", "elems", "asym", flops_per_elem=5, grad="softmax_bwd",
        saves="output"),
     _k("softmax_bwd", "eltwise", "elems", "asym", flops_per_elem=4, backward="bwd"),
+    _k("tanh", "eltwise", "elems", "sym", flops_per_elem=5, grad="tanh_bwd", saves="output"),
+    _k("tanh_bwd", "eltwise", "elems", "sym", flops_per_elem=3, backward="bwd"),
+    _k("leaky_relu", "eltwise", "elems", "sym", flops_per_elem=2, grad="leaky_relu_bwd", saves="input"),
+    _k("leaky_relu_bwd", "eltwise", "elems", "sym", flops_per_elem=2, backward="bwd"),
+    # binary element-wise with broadcasting (ONNX Mul, Div, Sub; the lowering passes FLOPs)
+    _k("mul", "eltwise", "elems", "sym", combines=True),
+    _k("mul_bwd", "eltwise", "elems", "sym", backward="bwd"),
+    _k("div", "eltwise", "elems", "sym", combines=True),
+    _k("div_bwd", "eltwise", "elems", "sym", backward="bwd"),
+    _k("sub", "eltwise", "elems", "sym", combines=True),
+    _k("sub_bwd", "eltwise", "elems", "sym", backward="bwd"),
+    # resampling (ONNX Resize: nearest or linear; the lowering passes FLOPs)
+    _k("resize", "eltwise", "elems", "sym"),
+    _k("resize_bwd", "eltwise", "elems", "sym", backward="bwd"),
     # the loss
     _k("softmax_ce", "eltwise", "elems", "asym", flops_per_elem=6),
     _k("softmax_ce_bwd", "eltwise", "elems", "sym", flops_per_elem=2, backward="bwd"),
@@ -276,6 +308,8 @@ _TABLE: tuple[OpKind, ...] = (
        dsp_packets=6.0),
     _k("quantize", "eltwise", "elems", "sym", flops_per_elem=4),
     _k("dequantize", "eltwise", "elems", "sym", flops_per_elem=1),
+    _k("minmax", "eltwise", "elems", "asym", flops_per_elem=2, reduces=True),
+    _k("fake_quant", "eltwise", "elems", "sym", flops_per_elem=7, passes=7),
     _k("clip", "eltwise", "elems", "sym", flops_per_elem=4, reduces=True, dsp=True, dsp_packets=1.0),
     _k("lac", "eltwise", "elems", "sym", flops_per_elem=1),
     _k("lac_bwd", "eltwise", "elems", "sym", flops_per_elem=3, backward="bwd"),

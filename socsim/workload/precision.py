@@ -1,6 +1,7 @@
 """Precision algorithms: translate an FP32 training graph into its mixed-precision form.
 
-``fp32`` is the identity; ``niti`` (:mod:`socsim.workload.niti`) and ``octo``
+``fp32`` is the identity; ``mnn-int8`` and ``qat`` (:mod:`socsim.workload.mnn_int8`) are
+INT8 training as MNN's CPU kernels run it and MNN's fake-quantised training; ``niti`` (:mod:`socsim.workload.niti`) and ``octo``
 (:mod:`socsim.workload.octo`) rewrite op by op with a :class:`socsim.workload.rewriter.Rewriter`,
 which keeps the renaming of tensors consistent so that liveness and ``saved_bytes`` stay exact.
 """
@@ -9,13 +10,13 @@ from __future__ import annotations
 from functools import lru_cache, partial
 from typing import Callable
 
-from socsim.workload import memory, niti, octo
+from socsim.workload import memory, mnn_int8, niti, octo
 from socsim.workload.graph import TrainingGraph, training_graph
 from socsim.workload.model import ModelError
 from socsim.workload.ops import Op
 from socsim.workload.models import build_model
 
-PRECISIONS: tuple[str, ...] = ("fp32", "niti", "octo")
+PRECISIONS: tuple[str, ...] = ("fp32", "niti", "octo", "mnn-int8", "qat")
 
 
 def list_precisions() -> list[str]:
@@ -40,7 +41,9 @@ def translate(graph: TrainingGraph, precision: str) -> TrainingGraph:
 @lru_cache(maxsize=64)
 def _translate(graph: TrainingGraph, precision: str) -> TrainingGraph:
     rules: dict[str, Callable[[TrainingGraph], list[Op]]] = {"niti": niti.rewrite,
-                                                              "octo": octo.rewrite}
+                                                              "octo": octo.rewrite,
+                                                              "mnn-int8": mnn_int8.rewrite,
+                                                              "qat": mnn_int8.rewrite_qat}
     ops = memory.mark_saved(rules[precision](graph))
     return TrainingGraph(graph.model, graph.batch, precision, ops,
                          rewrite=partial(translate, precision=precision))

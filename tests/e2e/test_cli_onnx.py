@@ -66,3 +66,47 @@ def test_missing_onnx_file_exits_2(tmp_path):
     wl.write_text(yaml.safe_dump({**LENET, "model": "nope.onnx"}))
     r = invoke("run", "--soc", "sd865", str(wl))
     assert r.exit_code == 2 and "no such ONNX file" in r.output
+
+
+def test_inline_onnx_form_gives_the_path_forms_summary(tmp_path):
+    """``model: {onnx: path, input: [...]}`` is the path form with the input shape beside it."""
+    zoo, imp = _workloads(tmp_path)
+    inline = tmp_path / "inline.yaml"
+    wl = {k: v for k, v in LENET.items() if k != "input"}
+    inline.write_text(yaml.safe_dump({**wl, "model": {"onnx": "nets/lenet.onnx", "input": LENET["input"]}}))
+    out = {}
+    for name, w in (("path", imp), ("inline", inline)):
+        r = invoke("run", "--soc", "sd865", str(w), "--deterministic", "--json", str(tmp_path / f"{name}.json"))
+        assert r.exit_code == 0, r.output
+        out[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert out["inline"]["model"] == "nets/lenet.onnx"
+    for key in ("per_batch", "memory", "placement", "energy_j"):
+        assert out["inline"][key] == out["path"][key]
+
+
+@pytest.mark.parametrize("model, top, field, value", [
+    ({"onnx": "nets/lenet.txt"}, {}, "model.onnx", "nets/lenet.txt"),
+    ({"onnx": "nets/lenet.onnx", "inputs": [1, 28, 28]}, {}, "model.inputs", None),
+    ({"input": [1, 28, 28]}, {}, "model", None),
+    ({"onnx": "nets/lenet.onnx", "input": [1, 0, 28]}, {"input": None}, "model.input.1", "0"),
+    ({"onnx": "nets/lenet.onnx", "input": [1, 32, 32]}, {"input": [1, 28, 28]}, "model.input", None),
+    ({"onnx": 7}, {}, "model.onnx", "7"),
+])
+def test_inline_onnx_form_errors_name_the_field(tmp_path, model, top, field, value):
+    _workloads(tmp_path)
+    w = tmp_path / "bad.yaml"
+    wl = {**LENET, **top, "model": model}
+    w.write_text(yaml.safe_dump({k: v for k, v in wl.items() if v is not None}))
+    r = invoke("validate", str(w), "--soc", "sd865")
+    assert r.exit_code == 2, r.output
+    assert "bad.yaml" in r.output and f"field '{field}'" in r.output
+    if value is not None:
+        assert value in r.output
+
+
+def test_inline_onnx_form_missing_file_names_it(tmp_path):
+    w = tmp_path / "w.yaml"
+    wl = {k: v for k, v in LENET.items() if k != "input"}
+    w.write_text(yaml.safe_dump({**wl, "model": {"onnx": "nope.onnx", "input": [1, 28, 28]}}))
+    r = invoke("run", "--soc", "sd865", str(w))
+    assert r.exit_code == 2 and "no such ONNX file" in r.output and "nope.onnx" in r.output

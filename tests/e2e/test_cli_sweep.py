@@ -100,3 +100,8 @@ def test_sweep_prints_each_note_once_naming_its_points(tmp_path):
     assert "note: mandheling" in r.stderr
     r = CliRunner().invoke(main, [*args, "--quiet"])
     assert r.exit_code == 0 and r.output == ""
+
+
+def test_sweep_address_needs_the_ray_backend():
+    r = CliRunner().invoke(main, ["sweep", "--soc", "sd865", QUICK, "--grid", "batches=2", "--address", "auto"])
+    assert r.exit_code == 2 and "--address" in r.output and "--backend ray" in r.output

@@ -7,7 +7,7 @@ import pytest
 
 from socsim.fidelity import load_measurements
 from socsim.fidelity.evaluate import workload_of
-from socsim.fidelity.ncnn import device_soc
+from socsim.fidelity.ncnn import device_soc, powersave_masks, thread_cores
 from socsim.spec import workload_from_dict
 from tests.fidelity.helpers import write
 
@@ -52,6 +52,14 @@ def test_ncnn_devices_map_only_to_the_same_chip():
     assert device_soc("Kirin 970 (Cortex-A73 2.4GHz x 4 + Cortex-A53 1.8GHz x 4)")[0] is None
 
 
+def test_ncnn_powersave_masks_follow_ncnns_midpoint_rule():
+    # 8 Gen 2: A510 2.0, A715/A710 2.8, X3 3.2 GHz: big = top clock >= 2.6 GHz
+    assert powersave_masks("sd8gen2") == ([0, 1, 2], [3, 4, 5, 6, 7])
+    assert thread_cores("sd8gen2", [3, 4, 5, 6, 7], 1) == [7]          # the prime core
+    assert thread_cores("sd8gen2", [3, 4, 5, 6, 7], 4) == [3, 4, 5, 7]
+    assert thread_cores("sd855", [4, 5, 6, 7], 8) == [4, 5, 6, 7]      # one thread per core
+
+
 def test_ncnn_ratios_pair_runs_of_one_device():
     suite = load_measurements(DEV / "ncnn_phones.yaml")
     tables = {t.name: t for t in suite.tables}
@@ -60,12 +68,13 @@ def test_ncnn_ratios_pair_runs_of_one_device():
     alex = next(r for r in threads.ratios if r.name.startswith("alexnet,"))
     assert alex.measured == pytest.approx(24.92 / 11.91)
     cases = {c.id: c for c in threads.cases}
-    assert (cases[alex.num].cores, cases[alex.den].cores) == ("big1", "big4")
+    # one thread on the prime core, four on the big mask (ncnn's powersave 2, EAS placement)
+    assert (cases[alex.num].cores, cases[alex.den].cores) == ([7], [4, 5, 6, 7])
     assert all(c.mode == "inference" and c.batch == 1 for c in threads.cases)
     assert {c.soc for c in threads.cases} == {"sd855", "sd8gen2"}   # the 855+ and the 8 Gen 2 rows
     gpu = {c.scheduler for c in tables["ncnn GPU/CPU"].cases}
-    assert gpu == {"mnn-fp32", "mnn-fp32-gpu"}
-    assert {c.scheduler for c in tables["ncnn INT8/FP32"].cases} == {"mnn-fp32", "mnn-int8"}
+    assert gpu == {"ncnn-fp32", "ncnn-vulkan"}
+    assert {c.scheduler for c in tables["ncnn INT8/FP32"].cases} == {"ncnn-fp32", "ncnn-int8"}
     skipped = dict(suite.skipped)
     assert skipped["squeezenet"].startswith("not in socsim's model zoo")
     assert any(w.startswith("Kirin 970") for w in skipped)

@@ -27,20 +27,24 @@ def derive(soc_name: str, winograd_speedup: float | None = None) -> float:
         for op in g.ops:
             c = cpu.cpu_cost(soc, op, cfg)
             comp = c.cycles / (c.freq_mhz * 1e6)
+            # background preemption (socsim.hw.forkjoin) stretches training and inference
+            # alike: a common factor of the ratio, left out
+            stall = c.stall_s - dict(c.detail)["noise_s"]
             if op.phase == "forward":
                 p = op.p
                 wino = op.kind == "conv2d" and p.get("kh") == 3 and p.get("kw") == 3 and p.get("stride", 1) == 1
+                inf = comp
                 if wino and winograd_speedup is None:
                     cl = soc.cpu.cluster_of(max(cfg.cores))
-                    comp *= cpu.winograd_cycles(op, cl) / cpu.compute_cycles(op, cl)
+                    inf = comp * cpu.winograd_cycles(op, cl) / cpu.compute_cycles(op, cl)
                 elif wino:
-                    comp /= winograd_speedup
-                t_inf += comp + c.stall_s
+                    inf = comp / winograd_speedup
+                t_inf += inf + stall
             if op.kind in cpu.GEMM_KINDS and op.phase in cpu.BACKWARD_PHASES:
                 bwd += comp
-                rest += c.stall_s
+                rest += stall
             else:
-                rest += c.time_s
+                rest += comp + stall
     finally:
         cpu.BACKWARD_KERNEL_SLOWDOWN = saved
     return (STEP_RATIO * t_inf - rest) / bwd

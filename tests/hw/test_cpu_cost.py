@@ -1,6 +1,7 @@
 """CPU cost model: compute scaling, slowest core, memory-bound behaviour and thread contention."""
 import pytest
 
+from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig
 from socsim.hw.cpu import CpuCostModel
 from socsim.spec import load_soc
@@ -27,10 +28,18 @@ DW = Op("d", "dwconv2d", "forward", "l", "fp32", make_params(batch=16, cin=96, h
                                                               stride=1, pad=1, groups=96, oh=112, ow=112))
 
 
-def test_conv_scales_with_cores(soc, model):
+def test_conv_scales_with_cores(soc, model, monkeypatch):
     t1 = model.cost(CONV, _cfg(soc, [4])).time_s
     t4 = model.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s
-    assert 3.3 < t1 / t4 <= 4.1          # compute-bound: near-linear
+    # with the fork-join mechanisms (socsim.hw.forkjoin: serial part, background preemption of
+    # the full big domain) four big cores are well short of 4x, as on phones (~2.1-2.3x)
+    assert 2.0 < t1 / t4 < 3.3
+    # without them the compute-bound op scales near-linearly: the mechanisms, not the compute
+    # or memory side, take the rest
+    monkeypatch.setattr(forkjoin, "SERIAL_FRACTION", 0.0)
+    monkeypatch.setattr(forkjoin, "BACKGROUND_UTIL_TOP", {"little": 0.0, "big": 0.0})
+    bare = CpuCostModel(soc)
+    assert 3.3 < bare.cost(CONV, _cfg(soc, [4])).time_s / bare.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s <= 4.1
 
 
 def test_depthwise_does_not_scale(soc, model):
@@ -89,7 +98,7 @@ def test_swan_memory_bound_depthwise_slower_on_four_cores(soc):
     dw = {n: t("dwconv2d", cores) for n, cores in ((1, (4,)), (2, (4, 5)), (4, (4, 5, 6, 7)))}
     conv = {n: t("conv2d", cores) for n, cores in ((1, (4,)), (2, (4, 5)), (4, (4, 5, 6, 7)))}
     assert dw[2] < dw[1] and dw[4] > dw[1]                 # contention wins from 2 to 4 threads
-    assert conv[4] < 0.3 * conv[1] and conv[2] < 0.55 * conv[1]
+    assert conv[4] < 0.45 * conv[1] and conv[2] < 0.6 * conv[1]   # (fork-join costs included)
 
 
 def test_out_of_order_cores_get_the_big_core_memory_values():

@@ -116,3 +116,47 @@ def test_published_unsupported_ops_never_run_on_the_dsp(name):
     for kind in ("reducemax", "requant_dynamic", "requant_static"):
         op = Op("q", kind, "forward", "l", "int32", make_params(n=1000), bytes_read=4000, bytes_written=1000)
         assert dsp_supports(soc, op)
+
+
+def test_vtcm_size_decides_hexagon_nn_loop_order():
+    # nnlib slice_for_cache_v66: weights that fit the VTCM -> one sweep of the whole batch per
+    # weight chunk; weights that do not -> one image at a time, weights copied in per image.
+    # A 256->256 3x3 conv's weights (576 KB) fit V68's 4 MB VTCM, not V66's 256 KB.
+    op = _conv(b=64, hw=8, cin=256, cout=256)
+    v66, v68 = load_soc("sd865"), load_soc("sd888")
+    assert v66.dsp.vtcm_kb * 1024 < op.weight_bytes <= v68.dsp.vtcm_kb * 1024
+    from socsim.hw.cache import streams as st
+    p66 = st.dsp_conv_plan(op, 4, 64, 128, int(v66.dsp.vtcm_kb * 1024))
+    p68 = st.dsp_conv_plan(op, 4, 64, 128, int(v68.dsp.vtcm_kb * 1024))
+    assert p66.notes["per_image"] and not p66.notes["weights_in_vtcm"] and p66.n_segments == 64 * 256
+    assert not p68.notes["per_image"] and p68.notes["weights_in_vtcm"] and p68.n_segments == 256
+    c66, c68 = DspCostModel(v66).cost(op, CFG), DspCostModel(v68).cost(op, CFG)
+    assert c66.cycles == c68.cycles                    # same HVX kernel (LLVM: same units V60-V75)
+    assert c66.dram_bytes != c68.dram_bytes and c66.stall_s != c68.stall_s
+    # small weights fit both VTCMs: same loop order, same memory traffic
+    small = _conv(b=4, hw=16)
+    assert DspCostModel(v66).cost(small, CFG).dram_bytes == pytest.approx(
+        DspCostModel(v68).cost(small, CFG).dram_bytes, rel=0.02)
+
+
+def test_per_image_sweep_copies_the_weights_once_per_image():
+    from socsim.hw.cache import streams as st
+    op = _conv(b=3, hw=4, cin=64, cout=64)
+    plan = st.dsp_conv_plan(op, 2, 3, 128, 0)           # no VTCM: weights never fit
+    assert plan.notes["per_image"] and plan.n_segments == 3 * 64
+    w_base = plan.params[14]
+    w_lines = {int(x) for k in range(plan.n_segments) for lines, _ in plan.segment(k) for x in lines
+               if x * 128 >= w_base}
+    touches = sum(int(((lines * 128) >= w_base).sum()) for k in range(plan.n_segments)
+                  for lines, _ in plan.segment(k))
+    assert len(w_lines) >= op.weight_bytes // 128
+    assert touches >= 3 * op.weight_bytes // 128       # every image reads every weight line
+
+
+def test_weight_gradient_keeps_the_batch_sweep():
+    # a weight gradient's int32 dW is its output, accumulated over the batch: no per-image copy
+    from socsim.hw.cache import streams as st
+    op = Op("g", "conv2d_wgrad", "weight_grad", "l", "int8",
+            make_params(batch=3, cin=64, h=4, w=4, cout=64, kh=3, kw=3, stride=1, pad=1, groups=1, oh=4, ow=4))
+    plan = st.dsp_conv_plan(op, 2, 3, 128, 0)
+    assert not plan.notes["per_image"] and plan.n_segments == 64

@@ -140,6 +140,16 @@ def _engine(sched, **wl) -> Engine:
     return Engine(SOC, workload_from_dict({**WL, **wl, "scheduler": {"name": sched.name}}), sched)
 
 
+def _batches_lasting(seconds: float, **wl) -> int:
+    """Batches of ``_Sched``'s plan (with ``wl``'s overrides) that run for at least ``seconds``,
+    from a short run's batch length: tests that place events in time stay independent of the
+    cost model's speed."""
+    st = _engine(_Sched(), **{**wl, "batches": 3}).run()
+    per = st.sim_time_s / st.batches
+    assert per > 0
+    return max(3, math.ceil(seconds / per))
+
+
 def test_a_plan_that_is_not_a_plan_names_the_scheduler_and_the_method():
     class DictPlan(_Sched):
         name = "dict-plan"
@@ -192,13 +202,13 @@ class _Recorder(_Sched):
         self.trips.append((ctx.now_s, dict(ctx.temps_c), dict(ctx.caps_mhz), event))
 
 
-@pytest.mark.xfail(strict=True, reason="pinned timing: the run's batches changed length (the CPU backward slowdown re-derived 3.07 -> 1.60 makes the big cores' batches faster; the A55's fitted efficiency 0.33, now carried to sd865, makes the little cores' slower), so the event this test places inside a given batch falls elsewhere; to be re-pinned to the new batch lengths")
 def test_overlapping_foreground_loads_keep_their_cores_busy():
     """Load a on [6, 7] 0.1-0.5 s, load b on [6] 0.2-0.9 s: after a ends, core 6 is still b's."""
     s = _Recorder()
     loads = [dict(name="a", cores=[6, 7], start_s=0.1, duration_s=0.4, utilization=0.8),
              dict(name="b", cores=[6], start_s=0.2, duration_s=0.7, utilization=0.5)]
-    _engine(s, batches=400, environment={"foreground_load": loads}).run()
+    # without the loads the run would last 1.5 s (past b's end at 0.9 s, with batches after it)
+    _engine(s, batches=_batches_lasting(1.5), environment={"foreground_load": loads}).run()
     assert [(round(t, 3), st, n, c) for t, st, n, c in s.interference] == [
         (0.1, True, "a", (6, 7)), (0.2, True, "b", (6, 7)), (0.5, False, "a", (6,)), (0.9, False, "b", ())]
     during_b_only = [(c, i) for t, c, i in s.ends if 0.5 < t < 0.9]
@@ -206,11 +216,12 @@ def test_overlapping_foreground_loads_keep_their_cores_busy():
     assert all(c == () and not i for t, c, i in s.ends if t > 0.9 + 0.05)
 
 
-@pytest.mark.xfail(strict=True, reason="pinned timing: the run's batches changed length (the CPU backward slowdown re-derived 3.07 -> 1.60 makes the big cores' batches faster; the A55's fitted efficiency 0.33, now carried to sd865, makes the little cores' slower), so the event this test places inside a given batch falls elsewhere; to be re-pinned to the new batch lengths")
 def test_thermal_trip_hook_sees_the_time_and_readings_of_the_trip():
     s = _Recorder()
-    _engine(s, batches=60, batch_size=64, environment={"ambient_c": 45}).run()
-    assert s.trips, "a 45 C ambient trips the skin zone at the first poll (0.25 s; the run is ~0.37 s)"
+    # a run past the first thermal poll (0.25 s) whatever the batch length
+    n = _batches_lasting(0.6, batch_size=64)
+    _engine(s, batches=n, batch_size=64, environment={"ambient_c": 45}).run()
+    assert s.trips, "a 45 C ambient trips the skin zone at the first poll (0.25 s)"
     zones = {z.name: z for z in SOC.thermal.zones}
     for now, temps, caps, ev in s.trips:
         assert now == pytest.approx(ev.t_s)

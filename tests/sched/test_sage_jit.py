@@ -7,6 +7,7 @@ import csv
 import pytest
 
 import socsim
+from socsim.spec import load_soc
 
 SMALL = dict(name="t", model="resnet18", input=[3, 96, 96], num_classes=10, batch_size=16)
 # peaks of the small model (MB): micro-batch 16 -> 122, 12 -> 113, 8 -> 104, 6 -> 100, 4 -> 96;
@@ -14,10 +15,17 @@ SMALL = dict(name="t", model="resnet18", input=[3, 96, 96], num_classes=10, batc
 PROFILE = [{"at_s": 0, "mb": 200}, {"at_s": 0.5, "mb": 110}, {"at_s": 1.2, "mb": 98}]
 
 
+# The GPU's clock is pinned (the performance governor): under simple_ondemand a compiling
+# batch's idle GPU clocks down the next batch (tests/hw/test_gpu_dvfs.py), and these tests
+# compare batch times with and without the JIT exactly.
+_sd865 = load_soc("sd865")
+SOC = _sd865.model_copy(update={"gpu": _sd865.gpu.model_copy(update={"governor": "performance"})})
+
+
 def run(tmp_path, name, budget=None, batches=4, **opts):
     wl = dict(SMALL, batches=batches, scheduler={"name": "sage", "options": opts},
               environment={"memory_budget_mb": budget})
-    r = socsim.run("sd865", wl, out=tmp_path / name, reports=False)
+    r = socsim.run(SOC, wl, out=tmp_path / name, reports=False)
     with open(tmp_path / name / "batches.csv") as f:
         rows = list(csv.DictReader(f))
     return r.summary, [float(x["time_s"]) for x in rows], [x["plan"] for x in rows]

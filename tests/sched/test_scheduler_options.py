@@ -31,6 +31,7 @@ def _run(name: str, soc: str = "sd865", precision: str = "fp32", **options):
     ("mandheling", "niti", {"scale_change_interval": [5, 2]}, "scheduler.options.scale_change_interval", [5, 2]),
     ("mnn-fp32", "fp32", {"cores": "big9"}, "scheduler.options.cores", "big9"),
     ("mnn-int8", "niti", {"cores": [4, 12]}, "scheduler.options.cores", [4, 12]),
+    ("mnn-int8", "niti", {"int8_path": "int4"}, "scheduler.options.int8_path", "int4"),
     ("pytorch", "fp32", {"cores": []}, "scheduler.options.cores", []),
     ("tflite-fp32", "fp32", {"cores": "little9"}, "scheduler.options.cores", "little9"),
 ])

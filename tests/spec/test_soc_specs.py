@@ -60,7 +60,7 @@ def test_thermal_network_covers_every_rail_and_cluster(name):
     soc = load_soc(name)
     rails = set(rail_names(soc))
     assert rails <= set(soc.thermal.heat_sources), f"rails without a heat source: {rails - set(soc.thermal.heat_sources)}"
-    clusters = {c.name for c in soc.cpu.clusters}
+    clusters = {c.name for c in soc.cpu.clusters} | ({"gpu"} if soc.gpu is not None else set())
     for z in soc.thermal.zones:
         assert set(z.caps) <= clusters, f"zone {z.name} caps unknown clusters {set(z.caps) - clusters}"
     nodes = {n.name for n in soc.thermal.nodes}

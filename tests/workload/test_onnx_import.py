@@ -81,11 +81,11 @@ def test_split_is_a_channel_split_and_a_final_softmax_is_the_loss(tmp_path):
 
 def test_unsupported_op_names_the_node_and_type(tmp_path):
     head, hw = _head("t", 4)
-    nodes = [helper.make_node("Tanh", ["x"], ["t"], name="my_tanh"), *head]
+    nodes = [helper.make_node("Sin", ["x"], ["t"], name="my_sin"), *head]
     with pytest.raises(ModelError) as e:
         import_onnx(_save(tmp_path, nodes, hw), (4, 8, 8), 3)
-    assert "node 'my_tanh' (Tanh)" in e.value.message and "m.onnx" in e.value.message
-    assert e.value.value == "Tanh" and "Tanh" not in SUPPORTED
+    assert "node 'my_sin' (Sin)" in e.value.message and "m.onnx" in e.value.message
+    assert e.value.value == "Sin" and "Sin" not in SUPPORTED
 
 
 def test_truncated_and_garbage_files(tmp_path):
@@ -146,3 +146,98 @@ def test_a_shape_left_dynamic_is_named(tmp_path):
 
 def test_is_onnx():
     assert is_onnx("a/b/Net.ONNX") and not is_onnx("resnet18") and not is_onnx(3)
+
+
+def _const(name: str, *shape: int, value: float = 0.5):
+    return numpy_helper.from_array(np.full(shape, value, np.float32), name)
+
+
+def test_broadcasting_mul_div_sub_resize_tanh_leaky_relu(tmp_path):
+    """A decoder-like block: every new op maps to its layer kind, costs its FLOPs, and gets a
+    gradient of its input's shape (summed back where the input was broadcast)."""
+    head, hw = _head("th", 4)
+    nodes = [helper.make_node("Conv", ["x", "c.w"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("LeakyRelu", ["c"], ["lr"], name="lrelu", alpha=0.1),
+             helper.make_node("Mul", ["lr", "scale"], ["ms"], name="scale"),        # (4,8,8) * (4,1,1)
+             helper.make_node("Sub", ["shift", "ms"], ["sb"], name="shift"),        # c - x
+             helper.make_node("GlobalAveragePool", ["sb"], ["gate"], name="gate"),  # (4,1,1)
+             helper.make_node("Div", ["sb", "gate"], ["dv"], name="norm"),          # x / gate(x): broadcast
+             helper.make_node("Resize", ["dv", "", "sc"], ["up"], name="up", mode="nearest"),
+             helper.make_node("Tanh", ["up"], ["th"], name="tanh"), *head]
+    inits = [_const("scale", 4, 1, 1), _const("shift", 1),
+             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"), _w("c.w", 4, 4, 1, 1), *hw]
+    m = import_onnx(_save(tmp_path, nodes, inits), (4, 8, 8), 3)
+    by = {layer.name: layer for layer in m.layers}
+    assert [by[n].kind for n in ("lrelu", "scale", "shift", "norm", "up", "tanh")] == \
+        ["leaky_relu", "mul", "sub", "div", "resize", "tanh"]
+    assert by["up"].shape == (4, 16, 16) and by["scale"].a["const"] == 4 and by["shift"].a["rev"] == 1
+    assert m.param_count == 16 + 3 * 4 + 3      # constants are not trainable
+    g = training_graph(m, 2)
+    ops = {op.name: op for op in g.ops}
+    kinds = {op.kind for op in g.ops}
+    assert {"leaky_relu", "leaky_relu_bwd", "mul", "mul_bwd", "sub", "sub_bwd", "div", "div_bwd",
+            "resize", "resize_bwd", "tanh", "tanh_bwd"} <= kinds
+    n = 2 * 4 * 8 * 8
+    assert ops["scale"].flops == n and ops["tanh"].flops == 5 * 2 * 4 * 16 * 16
+    assert ops["up"].flops == 0 and ops["up.dgrad"].flops == 2 * 4 * 16 * 16
+    # the divisor was broadcast (4,1,1): its gradient sums n elements down to 2 x 4
+    div1 = ops["norm.dgrad1"]
+    assert div1.bytes_written == 2 * 4 * 4 and div1.flops == 3 * n + (n - 2 * 4)
+    assert ops["norm.dgrad0"].flops == n
+    # c - x: the subtrahend's gradient is -dy (an op), not dy passed through
+    assert ops["shift.dgrad"].kind == "sub_bwd"
+
+
+def test_resize_cubic_and_a_bad_broadcast_are_named(tmp_path):
+    head, hw = _head("up", 4)
+    nodes = [helper.make_node("Resize", ["x", "", "sc"], ["up"], name="up3", mode="cubic"), *head]
+    sc = numpy_helper.from_array(np.array([1, 1, 1, 1], np.float32), "sc")
+    with pytest.raises(ModelError) as e:
+        import_onnx(_save(tmp_path, nodes, [sc, *hw]), (4, 8, 8), 3)
+    assert "node 'up3' (Resize)" in e.value.message and e.value.value == "cubic"
+
+
+def test_the_new_kinds_are_costed_on_the_cpu_and_the_gpu(tmp_path):
+    from socsim.hw.cost import CpuConfig, GpuConfig
+    from socsim.hw.cpu import CpuCostModel
+    from socsim.hw.gpu import GpuCostModel
+    from socsim.spec import load_soc
+
+    soc = load_soc("sd865")
+    head, hw = _head("th", 4)
+    nodes = [helper.make_node("Conv", ["x", "c.w"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("Mul", ["c", "scale"], ["ms"], name="scale"),
+             helper.make_node("Resize", ["ms", "", "sc"], ["up"], name="up", mode="linear"),
+             helper.make_node("Tanh", ["up"], ["th"], name="tanh"), *head]
+    inits = [_const("scale", 4, 1, 1), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"),
+             _w("c.w", 4, 4, 1, 1), *hw]
+    g = training_graph(import_onnx(_save(tmp_path, nodes, inits), (4, 8, 8), 3), 4)
+    cpu, gpu = CpuCostModel(soc), GpuCostModel(soc)
+    ccfg = CpuConfig((4, 5), tuple((c.name, c.opps[-1].freq_mhz) for c in soc.cpu.clusters))
+    gcfg = GpuConfig(soc.gpu.opps[-1].freq_mhz)
+    new = [op for op in g.ops if op.kind.split("_bwd")[0] in ("mul", "resize", "tanh")]
+    assert len(new) == 6
+    for op in new:
+        assert 0 < cpu.cost(op, ccfg).time_s < 1e-2 and 0 < gpu.cost(op, gcfg).time_s < 1e-2
+    up, up_b = next(op for op in new if op.kind == "resize"), next(op for op in new if op.kind == "resize_bwd")
+    assert up.flops == 7 * up.bytes_written // 4 and up_b.flops == 8 * up.bytes_written // 4
+
+
+@pytest.mark.parametrize("scheduler", ["mnn-fp32", "mandheling"])
+def test_a_model_with_the_new_ops_trains_under_the_seed_schedulers(tmp_path, scheduler):
+    """The new kinds have no DSP kernel: Mandheling keeps them on the CPU and the run completes."""
+    from socsim.api import run
+
+    head, hw = _head("th", 4)
+    nodes = [helper.make_node("Conv", ["x", "c.w"], ["c"], name="conv", kernel_shape=[1, 1]),
+             helper.make_node("LeakyRelu", ["c"], ["lr"], name="lrelu", alpha=0.1),
+             helper.make_node("Div", ["lr", "k"], ["dv"], name="div"),
+             helper.make_node("Resize", ["dv", "", "sc"], ["up"], name="up", mode="nearest"),
+             helper.make_node("Tanh", ["up"], ["th"], name="tanh"), *head]
+    inits = [_const("k", 1), numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"),
+             _w("c.w", 4, 4, 1, 1), *hw]
+    p = _save(tmp_path, nodes, inits)
+    wl = {"name": "new-ops", "model": {"onnx": str(p), "input": [4, 8, 8]}, "num_classes": 3, "batch_size": 4,
+          "batches": 2, "scheduler": {"name": scheduler}}
+    s = run("sd865", wl, deterministic=True, reports=False).summary
+    assert s["per_batch"]["time_s"] > 0 and s["energy_j"]["total"] > 0

@@ -1,6 +1,6 @@
 """PyTorch import: an nn.Module through socsim.run(..., model=module, example_input=...) trains
-the same graph as the zoo's definition of the same network (skips without torch: the ``torch``
-extra is not in CI's test install, docs/guide.md "Your own model")."""
+the same graph as the zoo's definition of the same network (skips without torch; CI's
+scripts/test.sh installs the CPU-only torch wheel, docs/guide.md "Your own model")."""
 from __future__ import annotations
 
 import pytest

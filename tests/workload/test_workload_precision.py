@@ -21,7 +21,7 @@ def consumers(g, name: str) -> list:
 
 
 def test_list_and_errors() -> None:
-    assert list_precisions() == ["fp32", "niti", "octo"]
+    assert list_precisions() == ["fp32", "niti", "octo", "mnn-int8", "qat"]
     g = fp32()
     assert translate(g, "fp32") is g and translate(g, "NITI") is translate(g, "niti")
     with pytest.raises(ModelError) as err:

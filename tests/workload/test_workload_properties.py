@@ -19,7 +19,7 @@ def jobs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(jobs(), st.sampled_from(["fp32", "niti", "octo"]))
+@given(jobs(), st.sampled_from(["fp32", "niti", "octo", "mnn-int8", "qat"]))
 def test_builds_or_raises_model_error(job, precision) -> None:
     name, shape, classes, batch = job
     try:

@@ -88,6 +88,28 @@ def test_cifar_parameter_counts_match_their_source(name: str, params: int) -> No
     assert build_model(name, (3, 32, 32), 10).param_count == pytest.approx(params, rel=0.02)
 
 
+# The other small-input variants change strides and pools only, which hold no parameters, so each
+# has its torchvision body with a 10-class head: torchvision's count less (features x 990 + 990).
+# Inception-v3's CIFAR source, weiaicunzai/pytorch-cifar100 ``models/inceptionv3.py``, also gives
+# the pool branch of Mixed_5b-d a 3x3 convolution where torchvision (and the zoo) have a 1x1:
+# 8 x (192x32 + 256x64 + 288x64) = 327,680 more parameters, 22,133,738 at 10 classes (-1.5%).
+SMALL_VARIANT_HEADS = {"inceptionv3": 2048, "mobilenetv2": 1280, "shufflenetv2": 1024}
+
+
+@pytest.mark.parametrize("name,features", sorted(SMALL_VARIANT_HEADS.items()))
+def test_small_input_variants_keep_the_torchvision_body(name: str, features: int) -> None:
+    model = build_model(name, (3, 32, 32), 10)
+    assert model.variant == "cifar"
+    assert model.param_count == TORCHVISION_PARAMS[name] - 990 * features - 990
+
+
+def test_cifar_inceptionv3_within_2_percent_of_its_source() -> None:
+    weiaicunzai_10_classes = 21_806_058 + 8 * (192 * 32 + 256 * 64 + 288 * 64)
+    assert weiaicunzai_10_classes == 22_133_738
+    got = build_model("inceptionv3", (3, 32, 32), 10).param_count
+    assert got == pytest.approx(weiaicunzai_10_classes, rel=0.02)
+
+
 def test_bert_small_size() -> None:
     # Turc et al. 2019 BERT-small (L=4, H=512): about 29 M parameters with the pooler, which
     # our classifier head omits (512*512 + 512).

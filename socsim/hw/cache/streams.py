@@ -29,6 +29,8 @@ DSP kernels (Hexagon NN-style HVX; pixels in vector lanes, 4 input channels per 
   4-channel group, kh input rows; write the output channel's row (int32).  So the input is
   re-read once per output channel, from L2 when the batch fits and from DRAM when it does not
   (the cache cliff of pub:dsp_conv_latency_ms).  HVX contexts split the rows of each pass.
+  Weights larger than the VTCM: one image at a time (:data:`WEIGHTS_PER_IMAGE_RULE`), so the
+  generation's VTCM size decides the loop order (V66's 256 KB against V68's 4 MB).
 """
 from __future__ import annotations
 
@@ -52,6 +54,15 @@ CPU_TILE_OC = 8
 ELTWISE_CHUNK_BYTES = 256 * 1024
 
 Streams = list[tuple[np.ndarray, np.ndarray]]
+
+# Hexagon NN's supernode (nnlib hexagon/ops/src/op_supernode_new.c, slice_for_cache; NN_VERSION
+# 0x00021401, the library family Mandheling builds on, hexagon_nn 2.10): when the weights fit in
+# the VTCM the node sweeps all batches per weight chunk ("weights fit": inner_act_batches =
+# batches); when they do not it runs one image at a time ("weights dont fit": inner_act_batches
+# = 1) and copies the weight chunks from DDR into the VTCM again for each image
+# (supernode_do_memcpy per slice).  Activations never sit in the VTCM in that code (its
+# VTCM_CIRCBUF_SIZE is 0): they stream through the L2 with l2fetch.
+WEIGHTS_PER_IMAGE_RULE = "weights > VTCM: one image per sweep, weights re-copied per image (nnlib slice_for_cache)"
 
 
 @dataclass
@@ -233,8 +244,10 @@ def eltwise_stream(read_bytes: int, write_bytes: int, threads: int, line: int = 
 
 def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: int = 0,
                   out_elt: int | None = None) -> StreamPlan:
-    """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): one pass over the
-    (padded) batch per output channel; weights in VTCM when they fit."""
+    """HVX conv-like kernels (conv, transposed conv, weight gradient, GEMM): weights in VTCM when
+    they fit, and then one pass over the (padded) batch per output channel; weights larger than
+    the VTCM: one image at a time, its output channels in turn, each channel's weights copied in
+    again for every image (:data:`WEIGHTS_PER_IMAGE_RULE`)."""
     s = gemm_like_shape(op)
     wgrad = lookup(op.kind).backward == "wgrad"
     B, C, H, W, O = batch, s["cin"], s["h"], s["w"], s["cout"]
@@ -250,11 +263,16 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     in_vtcm = w_bytes <= vtcm_bytes
     scratch = ((w_base // line, (w_base + w_bytes) // line + 1),) if in_vtcm else ()
     rows = B * OH
-    return _plan(sn.DSP_CONV, line, O, in_bytes + out_bytes + (0 if in_vtcm else w_bytes), scratch=scratch,
-                 notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B),
+    # the supernode's filter is the op's weights; a weight gradient's int32 dW is its output
+    # (accumulated over the batch, not re-copied per image): it keeps the batch sweep
+    per_image = not in_vtcm and not wgrad
+    pass_rows = OH if per_image else rows
+    return _plan(sn.DSP_CONV, line, O * B if per_image else O, in_bytes + out_bytes + (0 if in_vtcm else w_bytes),
+                 scratch=scratch, notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B, per_image=per_image),
                  threads=contexts, in_vtcm=in_vtcm, wgrad=wgrad, C4=C4, H=H, KH=s["kh"], ST=s["stride"],
                  PD=s["pad"], OH=OH, O=O, row_in=row_in, orow=OW * ob, in_base=0, out_base=out_base,
-                 w_base=w_base, w_per_oc=w_bytes // O, rows=rows, per_ctx=(rows + contexts - 1) // contexts)
+                 w_base=w_base, w_per_oc=w_bytes // O, rows=rows, per_ctx=(pass_rows + contexts - 1) // contexts,
+                 per_image=per_image)
 
 
 def dsp_plane_plan(op, contexts: int, batch: int, line: int = 128) -> StreamPlan:

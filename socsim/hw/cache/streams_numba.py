@@ -27,7 +27,7 @@ FIELDS = {
                 "in_base", "out_base", "w_base", "planes"),
     ELTWISE: ("threads", "rd", "wr", "chunks", "rchunk", "wchunk", "out_base", "rounds", "passes"),
     DSP_CONV: ("threads", "in_vtcm", "wgrad", "C4", "H", "KH", "ST", "PD", "OH", "O", "row_in", "orow",
-               "in_base", "out_base", "w_base", "w_per_oc", "rows", "per_ctx"),
+               "in_base", "out_base", "w_base", "w_per_oc", "rows", "per_ctx", "per_image"),
     DSP_PLANE: ("threads", "H", "W", "KH", "ST", "PD", "OH", "orow", "out_base", "planes"),
 }
 READ, WRITE, WRITE_FULL = 0, 1, 2
@@ -138,11 +138,19 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
         in_vtcm, wgrad, C4, H, KH, ST, PD, OH, O = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
         row_in, orow, in_base, out_base, w_base, w_per_oc, rows, per_ctx = (P[10], P[11], P[12], P[13], P[14],
                                                                            P[15], P[16], P[17])
-        oc = k
+        per_image = P[18]
+        if per_image:                   # step k: image k // O, output channel k % O
+            oc = k % O
+            r0 = (k // O) * OH
+            r1 = r0 + OH
+        else:                           # step k: output channel k over the whole batch
+            oc = k
+            r0 = 0
+            r1 = rows
         if not in_vtcm:
             n = _emit(out_l, out_k, n, g0, w_base + oc * w_per_oc, w_per_oc, READ, line)
         okind = READ if wgrad else WRITE_FULL
-        for r in range(t * per_ctx, min(rows, (t + 1) * per_ctx)):
+        for r in range(r0 + t * per_ctx, min(r1, r0 + (t + 1) * per_ctx)):
             b = r // OH
             oh = r % OH
             for ci4 in range(C4):

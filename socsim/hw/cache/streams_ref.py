@@ -272,7 +272,8 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     in_vtcm = w_bytes <= vtcm_bytes
     scratch = ((w_base // line, (w_base + w_bytes) // line + 1),) if in_vtcm else ()
     rows = B * OH
-    per_ctx = (rows + contexts - 1) // contexts
+    per_image = not in_vtcm and not wgrad   # streams.WEIGHTS_PER_IMAGE_RULE
+    per_ctx = ((OH if per_image else rows) + contexts - 1) // contexts
     ci4 = np.arange(C4, dtype=np.int64)
 
     # per output row: C4 x KH input-row runs, then the output row (invalid rows get length 0)
@@ -286,7 +287,9 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
     in_len = in_len.reshape(rows, -1)
     okind = READ if wgrad else WRITE_FULL
 
-    def segment(oc: int) -> Streams:
+    def segment(k: int) -> Streams:
+        oc = k % O if per_image else k
+        r0, r1 = ((k // O) * OH, (k // O + 1) * OH) if per_image else (0, rows)
         out_starts = out_base + ((b_all * O + oc) * OH + oh_all) * OW * ob
         starts = np.concatenate([in_starts, out_starts[:, None]], axis=1)
         lens = np.concatenate([in_len, np.full((rows, 1), OW * ob, dtype=np.int64)], axis=1)
@@ -297,13 +300,13 @@ def dsp_conv_plan(op, contexts: int, batch: int, line: int = 128, vtcm_bytes: in
             bld = _Builder(line)
             if not in_vtcm:
                 bld.run(w_base + oc * (w_bytes // O), w_bytes // O)
-            sl = slice(c * per_ctx, min(rows, (c + 1) * per_ctx))
+            sl = slice(r0 + c * per_ctx, min(r1, r0 + (c + 1) * per_ctx))
             bld.runs(starts[sl], lens[sl], kinds[sl])
             out.append(bld.build())
         return out
 
-    return StreamPlan(line, O, segment, in_bytes + out_bytes + (0 if in_vtcm else w_bytes), scratch=scratch,
-                      notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B))
+    return StreamPlan(line, O * B if per_image else O, segment, in_bytes + out_bytes + (0 if in_vtcm else w_bytes),
+                      scratch=scratch, notes=dict(weights_in_vtcm=in_vtcm, padded_batch=B, per_image=per_image))
 
 
 def dsp_plane_plan(op, contexts: int, batch: int, line: int = 128) -> StreamPlan:

@@ -1,0 +1,77 @@
+"""Fork-join threading of the CPU frameworks: the serial part of each op and background tasks
+preempting threads that run in lockstep.
+
+MNN's thread pool (alibaba/MNN source/backend/cpu/ThreadPool.cpp) runs every parallel op as a
+static split: task index i goes to thread i (thread 0 is the caller), the workers spin on an
+atomic flag with ``std::this_thread::yield()`` between ops and the caller spins the same way
+until every worker has cleared its flag.  Two consequences are modelled here, each with a constant
+fitted on the development set (calibration/dev/minenergy_table2.yaml; docs/modeling.md, "Fitted
+constants"; ``python benchmarks/fit_forkjoin.py`` re-fits them):
+
+* **Serial part per op** (Amdahl): work of each op that one thread does alone (the caller's
+  set-up, MNN's per-op packing / re-layout of the operands that is not split, the tail tile).
+  ``SERIAL_FRACTION`` of the op's single-thread compute runs on one core; the rest is split.
+* **Background preemption amplified by lockstep** (Petrini, Kerbyson & Pakin, SC'03: noise on
+  any one of N synchronising threads delays all N).  An Android phone runs background work
+  (system services, kernel threads) all the time; Android's cpusets confine the
+  ``background`` and ``system-background`` groups to the little cores (the vendor's init
+  script writes them, e.g. ``/dev/cpuset/background/cpus`` 0-1 or 0-3 and
+  ``system-background/cpus`` 0-3 on Qualcomm phones; assumption for any one phone), and the
+  scheduler places other wake-ups on idle cores first.  This is the phone's own background, not
+  the foreground apps of a workload's ``environment`` (modelled apart, docs/modeling.md).  While the framework's threads leave an
+  idle core in a domain, that domain's background work runs there and costs the training
+  nothing; when they occupy every core of a domain, the background work preempts a spinning
+  thread and, in lockstep, holds up all of them.  The background work is a fixed number of cycles
+  per second, so its share of a core grows as the clock drops: ``u = u_top * f_top / f``
+  (core-seconds per second).  Each core-second of it on a fully occupied domain stalls the op
+  for a second, so the op's time is ``T / (1 - U)`` with ``U`` the sum over the fully occupied
+  domains (capped at ``U_MAX``).
+"""
+from __future__ import annotations
+
+from socsim.hw.cost import CpuConfig
+from socsim.spec.soc import SocSpec
+
+# FITTED on the development set, all 21 rows of calibration/dev/minenergy_table2.yaml
+# (docs/modeling.md, Fitted constants; benchmarks/fit_forkjoin.py): the fraction of an op's
+# single-thread compute that one thread runs alone.  Plausible 0-0.2.
+SERIAL_FRACTION = 0.03
+# FITTED (same): background work confined to a domain, as a fraction of one core at the domain's
+# top OPP (core-seconds per second).  "little": the first cluster (Android's background
+# cpusets); "big": the other clusters (per-CPU kernel threads, foreground wake-ups that land
+# on a fully busy big domain).  Plausible 0-0.3 at the top clock (an idle phone's little cores
+# run a few percent busy; a phone in use, measuring itself, more).  Fitted: little 0.06 (LITTLE4
+# and HYBRID8 carry it), big 0.20 (BIG4 and HYBRID8; at the upper end of plausible, as it also
+# stands in for what the model lacks on four big cores, docs/validation.md).
+BACKGROUND_UTIL_TOP = {"little": 0.06, "big": 0.2}
+# Cap of the preempted share: beyond it the model would diverge (the phone's scheduler would
+# then starve the background work instead); assumption.
+U_MAX = 0.9
+
+
+def domains(soc: SocSpec) -> dict[str, tuple[int, ...]]:
+    """Core ids of the little domain (the first cluster) and the big one (the rest)."""
+    cls = soc.cpu.clusters
+    little = tuple(cls[0].core_ids)
+    big = tuple(c for cl in cls[1:] for c in cl.core_ids)
+    return {"little": little, "big": big} if big else {"little": little}
+
+
+def background_share(soc: SocSpec, cfg: CpuConfig, cores: tuple[int, ...],
+                     util_top: dict[str, float] | None = None) -> float:
+    """``U``: the background work (core-seconds per second) that must preempt the op's threads,
+    from the domains that ``cores`` fill completely; 0 for one thread."""
+    if len(cores) < 2:
+        return 0.0
+    util = BACKGROUND_UTIL_TOP if util_top is None else util_top
+    busy = set(cores)
+    u = 0.0
+    for name, ids in domains(soc).items():
+        if not ids or not set(ids) <= busy:
+            continue
+        for cl in soc.cpu.clusters:
+            if cl.core_ids[0] in ids:
+                f = cfg.freq(cl.name)
+                # the domain's work spread over its clusters by core count
+                u += util.get(name, 0.0) * (len(cl.core_ids) / len(ids)) * cl.max_mhz / f
+    return min(u, U_MAX)

@@ -1,0 +1,90 @@
+"""Fork-join threading (socsim.hw.forkjoin): the serial part of each op, background work that
+preempts threads running in lockstep on a fully occupied domain, and spinning cores' activity."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from socsim.hw import forkjoin
+from socsim.hw.cost import CpuConfig
+from socsim.hw.cpu import CpuCostModel, cpu_cost
+from socsim.spec import load_soc
+from socsim.workload.ops import Op, make_params
+
+SOC = load_soc("sd855")
+UTIL = {"little": 0.06, "big": 0.2}
+CONV = Op("c", "conv2d", "forward", "l", "fp32", make_params(batch=8, cin=64, h=32, w=32, cout=64, kh=3, kw=3,
+                                                              stride=1, pad=1, groups=1, oh=32, ow=32))
+
+
+def _cfg(little=1800.0, big=2400.0, cores=(0, 1, 2, 3)):
+    return CpuConfig(tuple(cores), (("little", little), ("mid", big), ("prime", big)))
+
+
+def test_domains_split_little_from_the_rest():
+    assert forkjoin.domains(SOC) == {"little": (0, 1, 2, 3), "big": (4, 5, 6, 7)}
+
+
+def test_no_preemption_while_a_domain_keeps_an_idle_core():
+    for cores in [(0,), (4,), (0, 1), (0, 1, 2), (4, 5, 6), (0, 1, 2, 4, 5, 6)]:
+        assert forkjoin.background_share(SOC, _cfg(cores=cores), cores, UTIL) == 0.0, cores
+
+
+def test_a_full_domain_takes_its_background_work_and_the_domains_add():
+    little = forkjoin.background_share(SOC, _cfg(), (0, 1, 2, 3), UTIL)
+    big = forkjoin.background_share(SOC, _cfg(), (4, 5, 6, 7), UTIL)
+    both = forkjoin.background_share(SOC, _cfg(), tuple(range(8)), UTIL)
+    assert little == pytest.approx(0.06) and big > 0.2   # the prime core runs below its top OPP
+    assert both == pytest.approx(little + big)
+
+
+@settings(max_examples=30, deadline=None)
+@given(f=st.floats(300.0, 1800.0))
+def test_the_preempted_share_grows_as_the_clock_drops(f):
+    """Fixed background cycles per second: the share is u_top * f_top / f (until the cap)."""
+    u = forkjoin.background_share(SOC, _cfg(little=f), (0, 1, 2, 3), UTIL)
+    assert u == pytest.approx(min(0.06 * 1800.0 / f, forkjoin.U_MAX))
+    assert u >= forkjoin.background_share(SOC, _cfg(little=min(1800.0, f * 1.5)), (0, 1, 2, 3), UTIL)
+
+
+def test_one_thread_is_untouched_by_the_fork_join_constants(monkeypatch):
+    before = cpu_cost(SOC, CONV, _cfg(cores=(4,)))
+    monkeypatch.setattr(forkjoin, "SERIAL_FRACTION", 0.5)
+    monkeypatch.setattr(forkjoin, "BACKGROUND_UTIL_TOP", {"little": 0.5, "big": 0.5})
+    assert cpu_cost(SOC, CONV, _cfg(cores=(4,))).time_s == before.time_s
+
+
+def test_serial_part_slows_a_split_op_as_amdahl_says(monkeypatch):
+    monkeypatch.setattr(forkjoin, "BACKGROUND_UTIL_TOP", {"little": 0.0, "big": 0.0})
+    monkeypatch.setattr(forkjoin, "SERIAL_FRACTION", 0.0)
+    bare = cpu_cost(SOC, CONV, _cfg(cores=(4, 5)))
+    monkeypatch.setattr(forkjoin, "SERIAL_FRACTION", 0.1)
+    c = cpu_cost(SOC, CONV, _cfg(cores=(4, 5)))
+    comp = dict(bare.detail)["compute_s"]
+    # equal cores: compute (0.1 + 0.9 / 2) / (1 / 2) = 1.1x
+    assert dict(c.detail)["compute_s"] == pytest.approx(1.1 * comp, rel=1e-6)
+    assert c.time_s > bare.time_s
+
+
+def test_lockstep_threads_on_a_full_little_cluster_collapse_at_the_low_step(monkeypatch):
+    """The development set's pattern (LITTLE4 at L is slower than LITTLE2 at L, while at H it is
+    faster): four threads on four little cores take the background work, two leave it idle cores."""
+    monkeypatch.setattr(forkjoin, "BACKGROUND_UTIL_TOP", {"little": 0.25, "big": 0.0})
+    t = {(n, f): cpu_cost(SOC, CONV, _cfg(little=f, cores=tuple(range(n)))).time_s
+         for n in (2, 4) for f in (600.0, 1800.0)}
+    assert t[4, 1800.0] < t[2, 1800.0]
+    assert t[4, 600.0] > t[2, 600.0]
+    assert dict(cpu_cost(SOC, CONV, _cfg(little=600.0, cores=(0, 1))).detail)["noise_s"] == 0.0
+
+
+def test_fast_cores_waiting_for_slow_ones_switch_less():
+    """A big core paired with a little one finishes its half early and spins: the op's activity
+    (weighted by the cores' C V^2 f) is below that of two little cores doing the same op."""
+    mixed = cpu_cost(SOC, CONV, _cfg(cores=(0, 4)))
+    little = cpu_cost(SOC, CONV, _cfg(cores=(0, 1)))
+    assert mixed.activity < little.activity
+    assert mixed.time_s == pytest.approx(little.time_s, rel=0.1)   # the little core paces both
+
+
+def test_cost_model_reports_the_noise_it_charged():
+    m = CpuCostModel(SOC)
+    c = m.cost(CONV, _cfg(little=600.0))
+    assert dict(c.detail)["noise_s"] > 0 and c.stall_s >= dict(c.detail)["noise_s"]

@@ -1,0 +1,131 @@
+"""ncnn's kernel choices (socsim.sched.ncnn): Winograd by shape, FP16 on ARMv8.2 cores, the INT8
+path's extra passes, the Vulkan lowering, and the core-type ISA flags they read."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import socsim
+from socsim.errors import InputError
+from socsim.hw.cpu import compute_cycles
+from socsim.sched import ncnn as N
+from socsim.spec import list_socs, load_soc
+from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic
+from socsim.workload import graph_for
+from socsim.workload.graph import forward_only
+from socsim.workload.ops import Op
+
+
+def _conv(cin: int, cout: int, k: int = 3, stride: int = 1, hw: int = 56) -> Op:
+    oh = hw // stride
+    macs = cin * cout * k * k * oh * oh
+    return Op(name="c", kind="conv2d", phase="forward", layer="c", dtype="fp32",
+              params=(("batch", 1), ("cin", cin), ("cout", cout), ("groups", 1), ("h", hw), ("kh", k), ("kw", k),
+                      ("oh", oh), ("ow", oh), ("pad", k // 2), ("stride", stride), ("w", hw)),
+              macs=macs, bytes_read=4 * (cin * hw * hw + cin * cout * k * k), bytes_written=4 * cout * oh * oh,
+              weight_bytes=4 * cin * cout * k * k, out_bytes=4 * cout * oh * oh, inputs=("x",))
+
+
+@pytest.mark.parametrize("cin,cout,fp16,m", [
+    (64, 64, True, 6), (128, 128, True, 6), (256, 256, True, 4), (128, 256, True, 4),
+    (8, 8, True, 0), (8, 8, False, 6), (3, 64, True, 6), (4, 4, False, 0)])
+def test_winograd_tile_follows_ncnn_thresholds(cin, cout, fp16, m):
+    assert N.cpu_winograd_m(_conv(cin, cout), fp16) == m
+
+
+def test_only_3x3_stride1_convolutions_take_winograd():
+    assert N.cpu_winograd_m(_conv(64, 64, k=1), True) == 0
+    assert N.cpu_winograd_m(_conv(64, 64, stride=2), True) == 0
+
+
+@given(cin=st.integers(16, 512), cout=st.integers(16, 512), hw=st.integers(4, 64), m=st.sampled_from([2, 4, 6]))
+@settings(max_examples=40, deadline=None)
+def test_winograd_gemm_does_fewer_macs_and_keeps_the_output_name(cin, cout, hw, m):
+    conv = _conv(cin, cout, hw=hw)
+    tin, gemm, tout = N.winograd(conv, m, 4)
+    tiles = (-(-hw // m)) ** 2
+    assert gemm.macs == tiles * (m + 2) ** 2 * cin * cout
+    # multiplies per output (m+2)^2/m^2 against 9, up to the tile rounding at the edges
+    assert gemm.macs <= conv.macs * (m + 2) ** 2 / (9 * m * m) * (1 + m / hw) ** 2 + 1
+    assert tout.name == conv.name and gemm.inputs == (tin.name,) and tout.inputs == (gemm.name,)
+    assert gemm.kind == "gemm" and dict(gemm.params)["count"] == (m + 2) ** 2
+    assert tin.flops > 0 and tout.flops > 0
+
+
+def test_fold_joins_batchnorm_and_activation_into_the_convolution():
+    g = forward_only(graph_for("resnet18", (3, 224, 224), 1000, 1))
+    ops, sizes = N.fold(g.ops)
+    assert sum(sizes) == len(g.ops) and len(ops) < len(g.ops)
+    assert not any(o.kind == "batchnorm" for o in ops)
+    stem = next(o for o in ops if o.layer.startswith("stem") and o.kind == "conv2d")
+    assert stem.name == "stem.relu" and dict(stem.attrs)["fused"] == "conv2d+batchnorm+relu"
+    # the residual add keeps its own kernel and its activation (ncnn's Eltwise is not fused)
+    assert any(o.kind == "add" for o in ops)
+
+
+def test_fp16_gemm_takes_half_the_cycles_of_fp32():
+    cl = load_soc("sd855").cpu.clusters[-1]
+    g = forward_only(graph_for("resnet18", (3, 224, 224), 1000, 1))
+    conv = next(o for o in g.ops if o.kind == "conv2d")
+    half = N._retype(conv, "fp16", 0.5)
+    assert compute_cycles(half, cl) == pytest.approx(compute_cycles(conv, cl) / 2)
+
+
+def test_int8_on_dotprod_cores_is_im2col_sdot_with_quantize_and_dequantize_passes():
+    g = forward_only(graph_for("vgg16", (3, 224, 224), 1000, 1))
+    run = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True)
+    gemms = [o for o in run.ops if o.dtype == "int8" and o.macs]
+    assert gemms and all(dict(o.attrs)["algorithm"] == "im2col_sdot" for o in gemms)
+    assert sum(o.macs for o in gemms) == sum(o.macs for o in g.ops if o.kind in ("conv2d", "gemm"))
+    kinds = [o.kind for o in run.ops]
+    assert kinds.count("quantize") == kinds.count("dequantize") == len(gemms)
+    # vgg16's convolutions have a ReLU: a separate pass after the dequantize
+    assert sum(1 for o in run.ops if dict(o.attrs).get("role") == "activation") >= 13
+    # without dot product ncnn runs int8 3x3 convolutions as Winograd F(4,3): fewer MACs
+    nodot = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=False)
+    assert sum(o.macs for o in nodot.ops if o.dtype == "int8") < sum(o.macs for o in gemms)
+
+
+def test_fp16_winograd_model_does_far_fewer_macs_than_the_graph():
+    g = forward_only(graph_for("vgg16", (3, 224, 224), 1000, 1))
+    run = N.ncnn_cpu_ops(g, fp16=True, int8=False, dotprod=True)
+    assert all(o.dtype == "fp16" for o in run.ops)
+    assert sum(o.macs for o in run.ops) < 0.4 * sum(o.macs for o in g.ops)
+    assert len(run.live_bytes) == len(run.ops)
+
+
+def test_vulkan_lowering_uses_winograd43_at_16_channels_and_scales_every_kernel():
+    g = forward_only(graph_for("vgg16", (3, 224, 224), 1000, 1))
+    run = N.ncnn_vulkan_ops(g, fp16=True)
+    algos = {dict(o.attrs).get("algorithm") for o in run.ops}
+    assert "winograd43" in algos and "winograd63" not in algos
+    first = run.ops[0]   # 3 input channels: direct
+    assert first.kind == "conv2d" and dict(first.attrs)["kernel_efficiency"] == f"{N.VULKAN_KERNEL_EFFICIENCY:g}"
+
+
+def test_every_core_type_in_the_specs_has_fp16_and_dotprod():
+    """All of socsim's SoCs have ARMv8.2 cores (A55 and later); a core type the table does not
+    know gets neither (ncnn falls back to FP32 and int8 Winograd)."""
+    for soc in list_socs():
+        for cl in load_soc(soc).cpu.clusters:
+            assert has_fp16_arithmetic(cl.core_type) and has_dotprod(cl.core_type), (soc, cl.core_type)
+    assert not has_fp16_arithmetic("cortex-a53") and not has_dotprod("cortex-a73")
+
+
+@pytest.mark.parametrize("scheduler", ["ncnn-fp32", "ncnn-int8", "ncnn-vulkan"])
+def test_ncnn_schedulers_run_inference_only(scheduler):
+    wl = {"name": "t", "model": "lenet", "input": [1, 28, 28], "num_classes": 10, "batch_size": 1, "batches": 1,
+          "mode": "inference"}
+    s = socsim.run("sd855", wl, scheduler=scheduler, deterministic=True, reports=False).summary
+    assert s["per_batch"]["time_s"] > 0
+    with pytest.raises(InputError):
+        socsim.run("sd855", dict(wl, mode="train"), scheduler=scheduler)
+
+
+def test_ncnn_fp32_is_faster_than_mnn_fp32_inference_on_a_3x3_network():
+    wl = {"name": "t", "model": "vgg11", "input": [3, 32, 32], "num_classes": 10, "batch_size": 1, "batches": 1,
+          "mode": "inference", "cpu": {"cores": "big1"}}
+    t = {s: socsim.run("sd855", wl, scheduler=s, deterministic=True, reports=False).summary["per_batch"]["time_s"]
+         for s in ("ncnn-fp32", "mnn-fp32")}
+    assert t["ncnn-fp32"] < 0.6 * t["mnn-fp32"]
