@@ -121,6 +121,21 @@ def _host_has_avx2() -> bool:
 _AVX2 = _host_has_avx2()
 
 
+def _host_has_avx512vnni() -> bool:
+    """AVX512-VNNI's vpdpbusd is vrmpy(Vu.ub, Rt.b) accumulate itself (four u8 x s8 products summed
+    into each int32 lane, wrapping: Intel SDM, VPDPBUSD); numba compiles for the host CPU unless
+    NUMBA_CPU_NAME says otherwise."""
+    try:
+        from llvmlite import binding
+        from numba.core import config
+        return config.CPU_NAME is None and bool(binding.get_host_cpu_features().get("avx512vnni", False))
+    except Exception:   # any doubt: the AVX2 or generic IR
+        return False
+
+
+_VNNI = _host_has_avx512vnni()
+
+
 def _rmpy_bus_avx2_codegen(context, builder, sig, args):
     """The same computation as ``_rmpy_bus_codegen`` with the pmaddwd spelt out
     (llvm.x86.avx2.pmadd.wd), 32 bytes at a time: LLVM's pattern matcher does not find it."""
@@ -147,12 +162,32 @@ def _rmpy_bus_avx2_codegen(context, builder, sig, args):
     return context.get_dummy_value()
 
 
+def _rmpy_bus_vnni_codegen(context, builder, sig, args):
+    """The same computation in two vpdpbusd (llvm.x86.avx512.vpdpbusd.512): each int32 lane of the
+    accumulator += the sum of its four u8 (Vu) x s8 (Rt, broadcast) products, wrapping."""
+    from numba.core import cgutils
+    buf, d_off, u_off, rt = args
+    i32 = ir.IntType(32)
+    v16w = ir.VectorType(i32, 16)
+    dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16w, [v16w, v16w, v16w]),
+                                        "llvm.x86.avx512.vpdpbusd.512")
+    r1 = builder.insert_element(ir.Constant(v16w, None), builder.trunc(rt, i32), ir.Constant(i32, 0))
+    rv = builder.shuffle_vector(r1, ir.Constant(v16w, None), ir.Constant(v16w, [0] * 16))
+    src = builder.bitcast(_byte_ptr(context, builder, sig.args[0], buf, u_off), v16w.as_pointer())
+    dst = builder.bitcast(_byte_ptr(context, builder, sig.args[0], buf, d_off), v16w.as_pointer())
+    for c in range(2):
+        u = builder.load(builder.gep(src, [ir.Constant(i32, c)]), align=1)
+        pd = builder.gep(dst, [ir.Constant(i32, c)])
+        builder.store(builder.call(dp, [builder.load(pd, align=4), u, rv]), pd, align=4)
+    return context.get_dummy_value()
+
+
 @intrinsic
 def rmpy_bus_acc(typingctx, buf, d_off, u_off, rt):
     """Register file bytes ``buf`` (C-contiguous): Vd.w += vrmpy(Vu.ub, Rt.b) with Vd, Vu at byte
     offsets ``d_off``, ``u_off`` and Rt an int64 holding 32 bits.  Numpy twin: vrmpybus_acc_ref."""
     return (types.void(buf, types.int64, types.int64, types.int64),
-            _rmpy_bus_avx2_codegen if _AVX2 else _rmpy_bus_codegen)
+            _rmpy_bus_vnni_codegen if _VNNI else _rmpy_bus_avx2_codegen if _AVX2 else _rmpy_bus_codegen)
 
 
 @intrinsic

@@ -10,6 +10,9 @@ gives the state of the per-instruction numpy path; tests/isa/test_fast_paths.py 
 against each other.  Timing is not computed here: isa.hvx.timing derives it once from the
 packet/resource model (a loop body's cost times its trip count), since control flow is static.
 The uniform-address contract is checked with a per-tile hash of every address accessed.
+vrmpy is isa.hvx.fast's intrinsic (AVX512-VNNI, AVX2 or generic LLVM IR, whichever the host
+runs); numba's on-disk cache of these functions is keyed on this file, so a change of the
+intrinsics there takes effect here only when this file changes too (or its cache is deleted).
 
 Shared memory: a read-only byte range of every tile's address space may be backed by one of a
 few shared images (e.g. a GEMM's B panel, read by every row-block tile); loads inside it read
@@ -90,12 +93,6 @@ def _s32(v):
     return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
 
 
-@njit(cache=True, boundscheck=False, error_model="numpy", inline="always")
-def _word(b, a):
-    """Little-endian 32-bit word at byte ``a`` (as a non-negative int64)."""
-    return np.int64(b[a]) | (np.int64(b[a + 1]) << 8) | (np.int64(b[a + 2]) << 16) | (np.int64(b[a + 3]) << 24)
-
-
 @njit(cache=True, boundscheck=False, error_model="numpy", nogil=True)
 def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
     """Execute ``code`` on tiles [t0, t1) in lockstep (control flow is the same for every tile, so
@@ -106,6 +103,7 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
     sh_end = sh_off + sh_data.shape[1]
     stack_pc = np.zeros(8, np.int64)
     stack_n = np.zeros(8, np.int64)
+    rot = np.empty(128, np.uint8)
     sp = 0
     pc = 0
     n = code.shape[0]
@@ -142,11 +140,18 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                 ah[t] = (ah[t] * 1000003) ^ a
                 a &= ~3
                 if a >= sh_off and a + 4 <= sh_end:
-                    wd = _word(sh_data[sh_group[t]], a - sh_off)
+                    g = sh_group[t]   # the word's bytes read in place: no row view (below)
+                    b0 = a - sh_off
+                    wd = (np.int64(sh_data[g, b0]) | (np.int64(sh_data[g, b0 + 1]) << 8)
+                          | (np.int64(sh_data[g, b0 + 2]) << 16) | (np.int64(sh_data[g, b0 + 3]) << 24))
                 elif a < 0 or a + 4 > nbytes or (a + 4 > sh_off and a < sh_end):
                     return 1
                 else:
-                    wd = _word(mem[t], a)
+                    # in place, not through a helper or a row view (mem[t]): numba counts references to an
+                    # array passed or sliced with atomic operations on one cache line that every
+                    # thread touches, a fifth of the emulator's time in the GEMM benchmark
+                    wd = (np.int64(mem[t, a]) | (np.int64(mem[t, a + 1]) << 8)
+                          | (np.int64(mem[t, a + 2]) << 16) | (np.int64(mem[t, a + 3]) << 24))
                 regs[t, x] = _s32(wd)
                 if op == OP_SLOAD_PI:
                     regs[t, y] = _s32(regs[t, y] + z)
@@ -177,9 +182,10 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
         elif op == OP_VROR:
             for t in range(t0, t1):
                 k = regs[t, z] & 127
-                tmp = v8[t, y].copy()
+                for j in range(128):        # through a scratch vector: Vd may be Vu
+                    rot[j] = v8[t, y, j]
                 for j in range(128):
-                    v8[t, x, j] = tmp[(j + k) & 127]
+                    v8[t, x, j] = rot[(j + k) & 127]
         elif op == OP_VADDW:
             for t in range(t0, t1):
                 for j in range(32):

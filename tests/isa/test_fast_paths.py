@@ -15,6 +15,24 @@ def _rmpy_bus_generic(typingctx, buf, d_off, u_off, rt):   # the non-AVX2 codege
     return types.void(buf, types.int64, types.int64, types.int64), fast._rmpy_bus_codegen
 
 
+@intrinsic
+def _rmpy_bus_avx2(typingctx, buf, d_off, u_off, rt):      # the AVX2 codegen (hosts with AVX2 only)
+    return types.void(buf, types.int64, types.int64, types.int64), fast._rmpy_bus_avx2_codegen
+
+
+@intrinsic
+def _rmpy_bus_vnni(typingctx, buf, d_off, u_off, rt):      # the AVX512-VNNI codegen (hosts with it only)
+    return types.void(buf, types.int64, types.int64, types.int64), fast._rmpy_bus_vnni_codegen
+
+
+@njit
+def _apply_x86(buf, d, u, r, which):
+    if which == 4:
+        _rmpy_bus_avx2(buf, d * 128, u * 128, r)
+    else:
+        _rmpy_bus_vnni(buf, d * 128, u * 128, r)
+
+
 @njit
 def _apply(buf, d, u, r, which):
     if which == 0:
@@ -39,15 +57,19 @@ def _cases(seed, count=40):
         yield regs, rt
 
 
-@pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.parametrize("which", [0, 1, 4, 5])
 def test_rmpy_bus_acc_matches_numpy(which):
+    """0: the host's codegen, 1: the generic one, 4: AVX2, 5: AVX512-VNNI (each where the host has it)."""
+    if (which == 4 and not fast._AVX2) or (which == 5 and not fast._VNNI):
+        pytest.skip("the host CPU lacks the instructions of this codegen")
+    apply = _apply_x86 if which >= 4 else _apply
     for regs, rt in _cases(which):
         want = fast.vrmpybus_acc_ref(regs[0:1], regs[1:2], np.array([rt]))[0]
         got = regs.copy()
-        _apply(got, 0, 1, rt, which)
+        apply(got, 0, 1, rt, which)
         assert (got[0] == want).all() and (got[1:] == regs[1:]).all()
         alias = regs.copy()                     # Vd == Vu
-        _apply(alias, 1, 1, rt, which)
+        apply(alias, 1, 1, rt, which)
         assert (alias[1] == fast.vrmpybus_acc_ref(regs[1:2], regs[1:2], np.array([rt]))[0]).all()
 
 
