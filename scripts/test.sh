@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it.
-# Oracle tools: clang + lld (Hexagon cross-compiler), qemu-user (qemu-hexagon), llvm (llvm-mca);
+# Oracle tools: clang + lld (Hexagon and aarch64 cross-compiler), qemu-user (qemu-hexagon,
+# qemu-aarch64), llvm (llvm-mca 14) and llvm-19 (llvm-mca 19);
 # chromium renders the HTML report in the report tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,9 @@ command -v qemu-hexagon >/dev/null 2>&1 || need+=(qemu-user)
 command -v clang >/dev/null 2>&1 || need+=(clang)
 command -v ld.lld >/dev/null 2>&1 || need+=(lld)
 command -v llvm-mca >/dev/null 2>&1 || need+=(llvm)
+# llvm-mca 17+ for the Neoverse models that stand in for the big cores (isa/arm/armk.py)
+command -v llvm-mca-19 >/dev/null 2>&1 || need+=(llvm-19)
+command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""
