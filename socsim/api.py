@@ -574,3 +574,18 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
         out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
                        progress=cb, scheduler_label="--schedulers").summary)
     return out
+
+
+def warmup() -> float:
+    """Compile the kernels a run and its reports call (a two-batch quick-start run with every
+    output, into a temporary directory); returns the seconds it took."""
+    import tempfile
+    import time
+
+    from socsim import kernels
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="socsim-warmup-") as d:
+        run(kernels.WARMUP_SOC, dict(kernels.WARMUP_WORKLOAD), out=Path(d) / "run", deterministic=True)
+    kernels.mark_compiled()
+    return time.perf_counter() - t0

@@ -356,10 +356,11 @@ def warmup():
     """Compile socsim's kernels once (numba's on-disk cache), so the first run is fast.
 
     Optional: without it the first run compiles them (up to a minute) and says so."""
-    from socsim import kernels
 
     err_console.print("compiling kernels once (a two-batch quick-start run) ...", soft_wrap=True)
-    took = kernels.warmup()
+    from socsim.api import warmup as _warmup
+
+    took = _warmup()
     out_console.print(f"kernels compiled and cached in {took:.1f} s; later runs load them")
 
 

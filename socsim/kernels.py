@@ -14,8 +14,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -78,15 +76,3 @@ def mark_compiled() -> None:
             m.write_text("socsim's numba kernels are compiled in numba's cache for this code\n")
     except OSError:
         pass
-
-
-def warmup() -> float:
-    """Compile the kernels a run and its reports call (a two-batch quick-start run with every
-    output, into a temporary directory); returns the seconds it took."""
-    from socsim.api import run
-
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="socsim-warmup-") as d:
-        run(WARMUP_SOC, dict(WARMUP_WORKLOAD), out=Path(d) / "run", deterministic=True)
-    mark_compiled()
-    return time.perf_counter() - t0

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
+from socsim.spec import _repo_dir
 
-TABLE = Path(__file__).resolve().parents[2] / "calibration" / "armk_cycles.json"
+# calibration/ sits at the top of the source tree, beside soc_specs/ (found the same way)
+TABLE = _repo_dir("calibration") / "armk_cycles.json"
 
 
 @lru_cache(maxsize=1)
