@@ -1,10 +1,11 @@
 """Where Swan's core-set choice is decided: one training batch's op costs by op class and core set.
 
 Sums the CPU cost model's per-op times (PyTorch's kernels, every cluster at its top frequency,
-sd865, batch 16) for MobileNet-v2, ShuffleNet-v2 and ResNet-34 on the big core sets 4567 / 456 /
-45, for the PyTorch Swan ran (1.8) and for 1.11, which differentiates a grouped convolution
+sd865, batch 16) for MobileNet-v2, ShuffleNet-v2 and ResNet-34 on the core sets 4567 / 456 /
+45 / 4 / 0123 / 01, for the PyTorch Swan ran (1.8) and for 1.11, which differentiates a grouped convolution
 without full-size gradient sums (socsim.sched.baselines.PyTorchRun).  The host-core dispatch
-(per op, and per group of the grouped convolutions' loop) is the same on every core set.
+(per op, and per group of the grouped convolutions' loop) runs at the host core's speed, with a
+fork-join per parallel region of the loop ("dispatch" column).
 Prints markdown tables (docs/validation.md, Swan); asserts nothing.
 
     python benchmarks/swan_breakdown.py
@@ -21,7 +22,7 @@ from socsim.spec import load_soc
 CLASSES = ("conv fwd", "conv bwd", "depthwise", "group grad sums", "other (BN, act, pool, ...)", "dispatch")
 MODELS = (("mobilenetv2", (3, 224, 224), 1000), ("shufflenetv2", (3, 224, 224), 1000),
           ("resnet34", (3, 32, 32), 10))
-CORE_SETS = ((4, 5, 6, 7), (4, 5, 6), (4, 5))
+CORE_SETS = ((4, 5, 6, 7), (4, 5, 6), (4, 5), (4,), (0, 1, 2, 3), (0, 1))
 
 
 def op_class(kind: str) -> str:
@@ -44,8 +45,8 @@ def main() -> None:
         print("|---" * (len(CLASSES) + 3) + "|")
         for name, chw, classes in MODELS:
             graph = build_graph(name, chw, classes, 16, "fp32")
-            dispatch = sum(s for _, s in PyTorchRun(graph, version).overheads)
             for cores in CORE_SETS:
+                dispatch = sum(s for _, s in PyTorchRun(graph, version, soc, cores).overheads)
                 by: collections.Counter = collections.Counter()
                 for kind, t in op_times_by_kind(soc, graph, cores, version).items():
                     by[op_class(kind)] += t

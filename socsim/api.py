@@ -333,16 +333,16 @@ def remove_stale_temps(where: Path, name: str) -> list[str]:
 
 def _estimate_note(wl: Workload, ops_per_batch: int) -> str | None:
     """A note when the run's output files are estimated above :data:`OUTPUT_WARN_BYTES`."""
-    from socsim.report.events import kept_batches
+    from socsim.report.events import batch_rows, kept_batches
 
     n = wl.total_batches
     traced = kept_batches(n, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit)
-    est = traced * ops_per_batch * _OP_ROW_BYTES + n * _BATCH_ROW_BYTES
+    est = traced * ops_per_batch * _OP_ROW_BYTES + batch_rows(n, wl.output.batch_rows) * _BATCH_ROW_BYTES
     if est <= OUTPUT_WARN_BYTES:
         return None
     return (f"note: this run's output is estimated at {est / 1e9:.1f} GB (op slices of {traced:,} of its "
-            f"{n:,} batches, {ops_per_batch} ops each, and a batches.csv row per batch); output.trace_batches, "
-            "trace_every and trace_limit bound the op detail")
+            f"{n:,} batches, {ops_per_batch} ops each, and {batch_rows(n, wl.output.batch_rows):,} batches.csv rows); "
+            "output.trace_batches, trace_every and trace_limit bound the op detail, output.batch_rows the rows")
 
 
 def _salvage(tmp: Path, out: Path, summary: dict, failures: list[tuple[str, OSError]]) -> list[str]:
@@ -413,6 +413,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     estimated).  An output the environment refuses (a full disk) raises :class:`OutputError`
     with the result and what was kept (``summary.json``).
     """
+    from socsim import kernels
     from socsim.engine.sim import Engine
     from socsim.report.events import StreamRecorder
     from socsim.report.invariants import check_summary
@@ -453,7 +454,8 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
             _remove_dirs(created)
             raise InputError(f"cannot create a temporary directory in {where}: {e.strerror or e}",
                              field="--out", value=str(out)) from None
-        recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit)
+        recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit,
+                                  wl.output.batch_rows, wl.total_batches)
     try:
         try:
             engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)
@@ -461,7 +463,12 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
                 note = _estimate_note(wl, len(engine.pctx.graph().ops))
                 if note:
                     say(note)
+            cold = not kernels.compiled()
+            if cold:   # numba compiles them on their first call: say so, or the first run looks hung
+                say(kernels.COMPILE_NOTE)
             stats = engine.run()
+            if cold:
+                kernels.mark_compiled()
             summary = build_summary(spec, wl, sched, engine, stats, deterministic=deterministic)
         except InputError as e:
             raise _located(e, workload, wl_file, origins) from None
@@ -529,7 +536,8 @@ def validate_on_soc(soc: str | Path | SocSpec, workload: str | Path | dict | Wor
     try:
         engine = Engine(spec, wl, sched, None, None, file=wl_file)
         plan = sched.plan(engine.pctx)
-        check_plan(plan, spec, scheduler=wl.scheduler.name, hook="plan()")
+        check_plan(plan, spec, scheduler=wl.scheduler.name, hook="plan()", batch_size=wl.batch_size,
+                   input_shape=wl.input)
     except InputError as e:
         raise _located(e, workload, wl_file, origins) from None
     from socsim.hw.units import names as unit_names
@@ -566,3 +574,18 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
         out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
                        progress=cb, scheduler_label="--schedulers").summary)
     return out
+
+
+def warmup() -> float:
+    """Compile the kernels a run and its reports call (a two-batch quick-start run with every
+    output, into a temporary directory); returns the seconds it took."""
+    import tempfile
+    import time
+
+    from socsim import kernels
+
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="socsim-warmup-") as d:
+        run(kernels.WARMUP_SOC, dict(kernels.WARMUP_WORKLOAD), out=Path(d) / "run", deterministic=True)
+    kernels.mark_compiled()
+    return time.perf_counter() - t0

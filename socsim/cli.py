@@ -308,9 +308,15 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         tmp_dir = tempfile.mkdtemp(prefix=".socsim-run.")
         out_dir = str(Path(tmp_dir) / "run")
     to_stdout = "-" in (json_path, trace_path)
-    prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and not to_stdout)
+    from socsim import kernels
+
+    cold = not kernels.compiled()   # api.run says so once the input is valid (kernels.COMPILE_NOTE)
+    prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and not to_stdout,
+                     waiting="compiling kernels once, then planning" if cold else "planning")
 
     def notify(msg: str) -> None:
+        if quiet and msg == kernels.COMPILE_NOTE:
+            return
         err_console.print(escape(msg), soft_wrap=True)
 
     try:
@@ -343,6 +349,19 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
     else:  # a run that left part of the training step out says so even when quiet
         for note in run_notes:
             err_console.print(escape(note), soft_wrap=True)
+
+
+@main.command()
+def warmup():
+    """Compile socsim's kernels once (numba's on-disk cache), so the first run is fast.
+
+    Optional: without it the first run compiles them (up to a minute) and says so."""
+
+    err_console.print("compiling kernels once (a two-batch quick-start run) ...", soft_wrap=True)
+    from socsim.api import warmup as _warmup
+
+    took = _warmup()
+    out_console.print(f"kernels compiled and cached in {took:.1f} s; later runs load them")
 
 
 class _UnitChoice(click.Choice):

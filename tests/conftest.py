@@ -8,7 +8,9 @@ failure there reproduces with ``CI=true python -m pytest <test>``.
 Memory-profile store (socsim.hw.profile_store): the suite uses a fresh one, made by the first
 process (the xdist controller) and shared with its workers and the CLI subprocesses they start
 through the environment, so no test depends on what earlier runs left in ~/.cache/socsim.
-Set SOCSIM_CACHE_DIR to choose it (it is then neither emptied nor removed).
+Set SOCSIM_CACHE_DIR to choose it (it is then neither emptied nor removed).  The fresh store is
+marked as having the kernels compiled (socsim.kernels), so no test's output depends on whether
+it was the session's first run ("compiling kernels once"; tests/e2e/test_cli_warmup.py checks that).
 """
 import os
 import shutil
@@ -29,6 +31,9 @@ def pytest_configure(config):
     if not os.environ.get("SOCSIM_CACHE_DIR") and not hasattr(config, "workerinput"):
         _OWN_STORE = tempfile.mkdtemp(prefix="socsim-test-store-")
         os.environ["SOCSIM_CACHE_DIR"] = _OWN_STORE
+        from socsim import kernels
+
+        kernels.mark_compiled()
 
 
 def pytest_unconfigure(config):

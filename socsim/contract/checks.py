@@ -21,11 +21,12 @@ Fail = Callable[..., ScheduleError]
 
 
 def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: str | None = None,
-               batch_size: int | None = None) -> None:
+               batch_size: int | None = None, input_shape: object = None) -> None:
     """A plan the engine can run on ``soc``, or a ScheduleError (the engine and ``socsim validate
     --soc``).  ``scheduler`` (the name it was selected by) and ``hook`` (the method that returned
     the plan, ``"plan()"``, ``"on_batch_end()"``, ...) go into the error: the scheduler as its
-    value, the hook into the message."""
+    value, the hook into the message.  A plan too big for the phone's DRAM names the input that
+    makes it so: ``batch_size`` (or ``input``, ``input_shape``, at batch size 1)."""
     src = hook or "the scheduler"  # the error's value names the scheduler
 
     def fail(msg: str, field: str = "scheduler.name", value: object = None):
@@ -89,7 +90,7 @@ def check_plan(plan: Plan, soc: SocSpec, *, scheduler: str | None = None, hook: 
         raise fail(f"the plan from {src} names cores {twice} more than once; core ids must be distinct "
                    "(a core runs one training thread)")
     _check_plan_freqs(plan, soc, src, fail)
-    _check_plan_memory(plan, soc, src, len(steps), fail)
+    _check_plan_memory(plan, soc, src, len(steps), fail, batch_size, input_shape)
     _check_plan_fields(plan, src, fail, batch_size)
 
 
@@ -171,7 +172,8 @@ def _check_plan_fields(plan: Plan, src: str, fail: Fail, batch_size: int | None)
 GIB = 1 << 30
 
 
-def _check_plan_memory(plan: Plan, soc: SocSpec, src: str, n_steps: int, fail: Fail) -> None:
+def _check_plan_memory(plan: Plan, soc: SocSpec, src: str, n_steps: int, fail: Fail,
+                       batch_size: int | None = None, input_shape: object = None) -> None:
     """``peak_memory_bytes`` and ``step_memory`` (one entry per step) are byte counts, and the
     plan fits in the phone's DRAM (``dram.capacity_gb``, GiB as phone RAM is sold): a training
     batch whose memory the phone does not have is an impossible schedule, not a slow one."""
@@ -197,8 +199,18 @@ def _check_plan_memory(plan: Plan, soc: SocSpec, src: str, n_steps: int, fail: F
             need, where = top, f"step {k} ({name})"
     cap_gb = soc.dram.capacity_gb
     if need > cap_gb * GIB:
-        raise fail(f"the plan from {src} needs {need / GIB:.1f} GiB of memory at {where}, more than the "
-                   f"{cap_gb:g} GiB DRAM of {soc.name}; use a smaller batch_size, or the sage scheduler "
+        # the workload's size is the cause (the plan's memory is the batch's): blame the input
+        # that sets it, not the scheduler that planned it
+        too_big = (f"the plan from {src} needs {need / GIB:.1f} GiB of memory at {where}, more than the "
+                   f"{cap_gb:g} GiB DRAM of {soc.name}")
+        if batch_size is not None and batch_size > 1:
+            raise fail(f"{too_big}; use a smaller batch_size or input, or the sage scheduler with a memory "
+                       "budget (environment.memory_budget_mb) to split the mini-batch",
+                       field="batch_size", value=batch_size)
+        if batch_size is not None:
+            raise fail(f"{too_big} at batch_size 1: use a smaller input (or model)", field="input",
+                       value=list(input_shape) if isinstance(input_shape, (list, tuple)) else "batch_size 1")
+        raise fail(f"{too_big}; use a smaller batch_size, or the sage scheduler "
                    "with a memory budget (environment.memory_budget_mb) to split the mini-batch")
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from socsim.contract.cores import big_cores, check_clusters_mhz, clusters_of, opp_for, pick_opp, resolve_cores
 from socsim.errors import InputError
-from socsim.engine import reuse
+from socsim import reuse
 from socsim.engine.oracle import CostOracle
 from socsim.hw import units
 from socsim.hw.units import unit_runs

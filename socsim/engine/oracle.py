@@ -14,7 +14,7 @@ import math
 import os
 import time
 
-from socsim.engine import reuse
+from socsim import reuse
 from socsim.hw import units
 from socsim.hw.cost import CostModel, OpCost, UnitConfig, UnsupportedOp
 from socsim.spec.soc import SocSpec
@@ -29,7 +29,7 @@ class CostOracle:
         self._memo: dict[tuple, OpCost | None] = {}
         if reuse.enabled():
             # a fleet's runs on this SoC share one memo (the costs are pure functions of the
-            # spec, the op and the configuration: socsim.engine.reuse)
+            # spec, the op and the configuration: socsim.reuse)
             self._memo = reuse.table("costs", (reuse.spec_key(soc), dsp_batch_padding))
 
     def model(self, unit: str) -> CostModel:

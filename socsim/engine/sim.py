@@ -102,7 +102,8 @@ class Engine(PlanSwitching, Environment):
         wall0 = time.perf_counter()
         plan = self.scheduler.plan(self.pctx)
         check_plan(plan, self.soc, scheduler=self.scheduler_name, hook="plan()",
-                   batch_size=self.workload.batch_size)
+                   batch_size=self.workload.batch_size,
+                   input_shape=self.workload.input)
         self.rctx.plan = plan
         self.stats.first_plan = plan
         self._plan_key = runs_key(plan)

@@ -53,7 +53,8 @@ class PlanSwitching:
         elif new_plan is not None:
             if self._checked.get(id(new_plan)) is not new_plan:  # plans are reused: check each once
                 check_plan(new_plan, self.soc, scheduler=self.scheduler_name, hook=hook,
-                           batch_size=self.workload.batch_size)
+                           batch_size=self.workload.batch_size,
+                           input_shape=self.workload.input)
                 self._checked[id(new_plan)] = new_plan
             self._pending_plan = new_plan
             self._pending_hook = hook
@@ -124,7 +125,8 @@ class PlanSwitching:
         """A continuation is a plan the engine can run whose steps up to the one in progress are
         the running plan's, on the same cores at the same operating point."""
         check_plan(c, self.soc, scheduler=self.scheduler_name, hook=f"ctx.continue_batch() in {hook}",
-                   batch_size=self.workload.batch_size)
+                   batch_size=self.workload.batch_size,
+                   input_shape=self.workload.input)
         if c.count("dsp") and not running.count("dsp"):
             raise self._continuation_error(hook, "it runs ops on the DSP, whose graph this batch did not prepare "
                                                  "(the running plan has no DSP steps)")

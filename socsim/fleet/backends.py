@@ -34,6 +34,26 @@ def _attempt(job: Job) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
+
+def _worker_init() -> None:
+    """In a pool worker: SIGTERM kills it outright (the parent, not the worker, cleans up), and
+    on Linux the worker gets SIGTERM when its parent dies, so a killed sweep leaves no orphans."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the parent, which stops the pool
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+            if os.getppid() == 1:           # the parent died before prctl took effect
+                os._exit(1)
+        except (OSError, AttributeError):
+            pass
+
+
 class Local:
     """This process (``jobs`` 1) or a pool of ``jobs`` worker processes, kept across rounds."""
 
@@ -56,7 +76,6 @@ class Local:
                     progress(i + 1, len(work))
             return out
         if self._pool is None:
-            from socsim.sweep import _worker_init
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_worker_init)
         pool = self._pool
         return _stream(work, lambda j: pool.submit(task, j), _wait_futures, self.jobs * 2, progress, stop=stop)

@@ -27,9 +27,9 @@ def run_job(job: Job) -> dict[str, Any]:
     """Run ``job`` through the engine (``socsim.run``, deterministic, no files); the figures a
     round needs.  Raises what the run raises."""
     from socsim.api import run
-    from socsim.engine.reuse import reusing
+    from socsim.reuse import reusing
 
-    with reusing():   # this process's earlier clients' costs and plans (socsim.engine.reuse)
+    with reusing():   # this process's earlier clients' costs and plans (socsim.reuse)
         s = run(job.soc, job.workload, deterministic=True, reports=False).summary
     batt = s.get("battery", {})
     info = s.get("scheduler_info") or {}

@@ -1,10 +1,15 @@
 """CPU cost model: per-core NEON throughput plus the cache hierarchy, threads split statically.
 
-Compute: each op kind is a count of *inner-loop units* with an instruction mix (vector
-FMA/sdot, loads, stores, other); a unit takes max(vector ops / NEON pipes, instructions / issue
-width, memory ops / load-store ports) cycles on a core (the bound llvm-mca reports for a
-steady-state loop; tests/hw/test_cpu_cost_oracle.py cross-checks the GEMM loops).  GEMM-like
-kernels then run at the spec's sustained efficiency (packing, edges, the backward kernels).
+Compute: each op kind is a count of *inner-loop units* of the kernel MNN runs for it (an FMLA
+of the 12x8 FP32 GEMM tile, an SDOT of the INT8 one, a depthwise output vector, an element-wise
+pass, a packed or col2im-added vector); a unit takes the cycles that llvm-mca's scheduling model
+of the core type gives the kernel's compiled inner loop (socsim.hw.armk: calibration/
+armk_cycles.json, made by isa.arm.armk from isa/arm/kernels).  A core type without a model in
+that table takes the instruction-mix bound max(vector ops / NEON pipes, instructions / issue
+width, memory ops / load-store ports) of the loop (tests/hw/test_cpu_cost_oracle.py cross-checks
+it).  The GEMM tile then runs at the core type's fitted efficiency (what the streams leave out:
+edge tiles, loop nests, the front end, L1 misses) and, in the backward phases, the backward
+kernel slowdown; the packing of its operands and the error gradient's col2im are costed apart.
 Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
 Memory: socsim.hw.memory simulates the op's MNN-style stream through private L1D/L2 and the
 shared L3/SLC; cache-hit latency overlaps with compute (out-of-order cores) and DRAM time
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from socsim.hw import armk
 from socsim.hw import dram as dram_mod
 from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
@@ -50,6 +56,10 @@ DW_MIX_PER_TAP = Mix(vec=1.0, loads=1.0, stores=1 / 9, other=2 / 9)
 # Element-wise: per vector one load per input, one op (two for the backward of activations),
 # one store, one loop/address instruction.
 ELT_MIX = Mix(vec=1.0, loads=1.0, stores=1.0, other=1.0)
+# Packing (a 4x4 transpose per 4 vectors: 1 load, 1 store, 1 permute each) and col2im (2 loads,
+# 1 add, 1 store per vector), for core types socsim.hw.armk's table lacks.
+PACK_MIX = Mix(vec=1.0, loads=1.0, stores=1.0, other=0.25)
+COL2IM_MIX = Mix(vec=1.0, loads=2.0, stores=1.0, other=0.25)
 
 # Load/store ports: Cortex-A77 2 load + 1 store AGU (Arm Hot Chips 2019); Cortex-A55 one
 # load/store pipe (A55 TRM).  Out-of-order cores (issue width 3 and up: A75 (3), A76 (4),
@@ -107,69 +117,145 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
 
 
 # Error- and weight-gradient GEMM kernels of mobile training frameworks sustain a lower fraction
-# of peak than forward ones (transposed operands, reductions over the batch, less tuned code).
-# Derived from pub:training_vs_inference (Mandheling 2.1): at batch 64 a training step takes 7.14x
-# an inference step with MNN on the CPU, for ~3x the MACs.  The inference step is not im2col +
-# GEMM: MNN's ConvolutionFloatFactory::create (alibaba/MNN source/backend/cpu/compute/) runs a
-# convolution whose weights are constants (inference) as ConvolutionWinograd when
-# bestWinogradUnit > 1 (3x3, stride 1), but one whose weights are inputs (training: the weights
-# change every step) as ConvolutionTiledExecutorMultiInput, im2col + GEMM.  Winograd F(2x2,3x3)
-# does 2.25x fewer multiplies (Lavin & Gray, CVPR 2016); WINOGRAD_SPEEDUP_ASSUMED takes that as
-# the net speed-up of MNN's inference convolutions (assumption: larger units cut more multiplies
-# but pay more transform work; plausible 2-3).  tests/hw/test_backward_slowdown.py re-derives
-# the slowdown on the source's workload (VGG-16 / CIFAR-10, batch 64, 4 big cores at the top
-# OPP) on sd855, the spec with the interval-model stalls exposed: the slowdown s for which the
-# model's training step / inference step (3x3 stride-1 convolutions' compute / the Winograd
-# speed-up, their stalls unchanged) is 7.14.  s = 1.60 (1.80 at a speed-up of 2, 1.20 at 3).  The
-# derivation depends on the A76's fp32_efficiency (compute against the stalls), which is fitted on
-# the development set's single-core rows given s (soc_specs/sd855.yaml): the two are a fixed point
-# (s 1.38 -> eff 0.70 -> s 1.55 -> eff 0.76 -> s 1.59 -> eff 0.78 -> s 1.60).  With the fork-join
-# serial part (socsim.hw.forkjoin; the derivation runs on four big cores) it is 1.57 at eff 0.78
-# (not iterated further: the A76 efficiency moves < 0.01); the background-preemption factor
-# stretches training and inference alike and leaves the ratio.
-# Until this revision the whole 7.14 / 3 was put on the backward kernels (3.07, with no memory
-# time exposed and inference taken as im2col + GEMM).  A property of the CPU kernel libraries
-# (MNN/TFLite), not of the SoC.
-WINOGRAD_SPEEDUP_ASSUMED = 2.25
-BACKWARD_KERNEL_SLOWDOWN = 1.57
+# of peak than forward ones: a residual on the GEMM tile's cycles that the instruction streams do
+# not explain.  What they do explain is costed apart: the operands' packing and the error
+# gradient's col2im (gemm_data_movement, socsim.hw.armk's kernels), which the backward GEMMs pay
+# on longer operands than the forward one.  Derived from pub:training_vs_inference (Mandheling
+# 2.1): at batch 64 a training step takes 7.14x an inference step with MNN on the CPU, for ~3x
+# the MACs.  The inference step is not im2col + GEMM: MNN's ConvolutionFloatFactory::create
+# (alibaba/MNN source/backend/cpu/compute/) runs a convolution whose weights are constants
+# (inference) as ConvolutionWinograd when bestWinogradUnit > 1 (3x3, stride 1), but one whose
+# weights are inputs (training: the weights change every step) as
+# ConvolutionTiledExecutorMultiInput, im2col + GEMM.  The inference step's Winograd convolutions
+# are costed from the F(2x2,3x3) kernels' instruction streams (winograd_cycles: a speed-up of
+# ~2.24 over im2col + GEMM on the A55 and the A76, where the assumption before was 2.25, the
+# multiply cut alone).  tests/hw/test_backward_slowdown.py re-derives the slowdown on the
+# source's workload (VGG-16 / CIFAR-10, batch 64, 4 big cores at the top OPP) on sd855, the
+# spec with the interval-model stalls exposed: the s for which the model's training step /
+# inference step (their stalls unchanged) is 7.14.  s = 1.55 (1.73 at a speed-up of 2, 1.13 at
+# 3: MNN's larger Winograd units would lower it).  The derivation depends on the A76's
+# fp32_efficiency (compute against the stalls), fitted on the development set's single-core rows
+# given s (socsim/spec/coretypes.py), and on socsim.hw.forkjoin.SERIAL_FRACTION: a fixed point
+# (with the kernels' streams: s 1.59 -> eff 0.81 -> s 1.58; serial part re-fit 0.03 -> 0.06 ->
+# s 1.55 -> eff 0.795 -> s 1.55; before the streams 1.57 at 0.78),
+# with the fork-join serial part (socsim.hw.forkjoin; the derivation runs on four big cores; the
+# background-preemption factor stretches training and inference alike and leaves the ratio).
+# A property of the CPU kernel libraries (MNN/TFLite), not of the SoC.
+BACKWARD_KERNEL_SLOWDOWN = 1.55
 BACKWARD_PHASES = ("error_grad", "weight_grad")
 
 
+# Data movement around MNN's GEMM tile (socsim.hw.armk's im2col_pack and col2im_add kernels):
+# every GEMM packs its two operands into the tile's panels (MNNPackC4ForMatMul_A / _B: the A
+# panel is the im2col of a convolution's input; in training the weights change every step, so
+# the B panel is packed every step too), and the error gradient of a convolution whose window
+# overlaps (kernel > 1 or stride > 1) adds its GEMM's columns back into the input gradient
+# (col2im).  Counted in elements of the op's dtype.
+def gemm_data_movement(op: Op) -> tuple[float, float]:
+    """(elements packed, elements scatter-added by col2im) of a GEMM-kind op."""
+    p = op.p
+    if "cout" in p:                                     # convolutions and their gradients
+        g = p.get("groups", 1)
+        n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
+        k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)  # the im2col depth, all groups
+        w = p["cout"] * k // max(g, 1)                  # weights
+        if op.kind == "conv2d_dgrad":                   # dX cols = W^T dY, then col2im
+            overlap = p.get("kh", 1) * p.get("kw", 1) > 1 or p.get("stride", 1) > 1
+            return p["cout"] * n + w, (k * n if overlap else 0.0)
+        if op.kind == "conv2d_wgrad":                   # dW = dY im2col(X)^T: both long operands
+            return k * n + p["cout"] * n, 0.0
+        return k * n + w, 0.0
+    m, k, n = p.get("m", 1), p.get("k", 1), p.get("n", 1)
+    return p.get("count", 1) * (m * k + k * n), 0.0
+
+
+def winograd_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float | None:
+    """Core cycles of a forward FP32 3x3 stride-1 convolution run as MNN runs one with constant
+    weights (inference): Winograd F(2x2, 3x3) -- the source transform per 4x4 input tile and
+    4-channel group, 16 GEMMs of the transformed planes on the 12x8 tile (2.25x fewer multiplies
+    than im2col + GEMM), the destination transform per 2x2 output tile and channel group
+    (socsim.hw.armk's wino23_src, gemm_f32_12x8, wino23_dst; Lavin & Gray, CVPR 2016).  The
+    weights are transformed once, at load time.  None when the op is not such a convolution or
+    the core type has no table entry.  MNN picks larger units (F(4x4,3x3), F(6x6,3x3)) for large
+    planes (ConvolutionWinograd::bestWinogradUnit), which cut more multiplies: F(2x2,3x3) is the
+    smallest of its speed-ups."""
+    p = op.p
+    if (op.kind != "conv2d" or op.dtype != "fp32" or p.get("kh") != 3 or p.get("kw") != 3
+            or p.get("stride", 1) != 1 or p.get("groups", 1) != 1):
+        return None
+    gemm = armk.cycles("gemm_f32_12x8", cl.core_type)
+    src = armk.cycles("wino23_src", cl.core_type)
+    dst = armk.cycles("wino23_dst", cl.core_type)
+    if gemm is None or src is None or dst is None:
+        return None
+    tiles = p.get("batch", 1) * -(-p["oh"] // 2) * -(-p["ow"] // 2)
+    cin4, cout4 = -(-p["cin"] // 4), -(-p["cout"] // 4)
+    fmla = tiles * 16 * p["cin"] * p["cout"] / 4
+    return (fmla * gemm / cl.fp32_efficiency + tiles * (cin4 * src + cout4 * dst)) * share
+
+
+def _eltwise_kernel(bwd: bool, combines: bool) -> str:
+    """The kernel whose pass stands for an element-wise op's loads, operation and store."""
+    if bwd:
+        return "relu_grad"      # reads the saved activation and the gradient
+    if combines:
+        return "add"
+    return "relu"
+
+
 def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
-    """Core cycles for ``share`` of ``op`` on one core of ``cl``, data in L1."""
+    """Core cycles for ``share`` of ``op`` on one core of ``cl``, data in L1.
+
+    Per-core cycles per inner-loop unit come from the kernels' instruction streams
+    (socsim.hw.armk, llvm-mca's model of the core type); a core type the table lacks keeps the
+    instruction-mix bound (unit_cycles)."""
     kind = lookup(op.kind)
     if kind.kernel == "gemm":
         slow = BACKWARD_KERNEL_SLOWDOWN if op.phase in BACKWARD_PHASES else 1.0
+        packed, added = gemm_data_movement(op)
+        vec = lanes(op.dtype)
+        move = (packed / vec * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
+                + added / 4 * (armk.cycles("col2im_add", cl.core_type) or unit_cycles(cl, COL2IM_MIX)))
         if op.dtype == "int8":
             units = op_macs(op) / 16 * share                    # one SDOT = 16 MACs
             peak = cl.int8_macs_per_cycle / 16                # SDOTs per cycle
-            per = max(unit_cycles(cl, GEMM_MIX_INT8), 1 / peak)
-            return units * per * slow / cl.int8_efficiency
+            per = armk.cycles("gemm_s8_sdot_12x8", cl.core_type) or max(unit_cycles(cl, GEMM_MIX_INT8), 1 / peak)
+            return units * per * slow / cl.int8_efficiency + move * share
         # one FMLA = 4 FP32 MACs, or 8 FP16 MACs (ARMv8.2 FP16 arithmetic: an fp16 op on a CPU
-        # is one a framework chose for a core that has it, socsim.spec.coretypes)
+        # is one a framework chose for a core that has it, socsim.spec.coretypes); an FP16 FMLA
+        # issues as the FP32 one (the tile's cycles per FMLA stand for both)
         v = lanes(op.dtype) if op.dtype == "fp16" else 4
         units = op_macs(op) / v * share
-        per = max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
-        return units * per * slow / cl.fp32_efficiency
+        per = armk.cycles("gemm_f32_12x8", cl.core_type) or max(unit_cycles(cl, GEMM_MIX), 8 / cl.fp32_flops_per_cycle)
+        return units * per * slow / cl.fp32_efficiency + move * share
     if kind.kernel == "depthwise":
         p = op.p
         taps = p.get("kh", 3) * p.get("kw", 3)
         outs = max(op_macs(op) // max(taps, 1), 1)
         mix = Mix(DW_MIX_PER_TAP.vec * taps, DW_MIX_PER_TAP.loads * taps, 1.0, DW_MIX_PER_TAP.other * taps)
-        return outs / lanes(op.dtype) * share * unit_cycles(cl, mix)
+        dw = armk.cycles("dw3x3", cl.core_type)
+        # the 3x3 kernel's cycles per output vector, scaled by taps for other window sizes
+        per = dw * taps / 9 if dw is not None else unit_cycles(cl, mix)
+        return outs / lanes(op.dtype) * share * per
     if kind.kernel == "irregular":
         assert kind.cpu_walk is not None  # the table requires it of irregular kinds
         per_elem, strided_fraction = kind.cpu_walk
         elems = max(op.bytes_written // _elt_bytes(op.dtype), op.flops, 1)
         strided = strided_fraction * cl.l2.hit_latency_cycles / _mlp(cl)
         return elems * share * (per_elem + strided)
-    # element-wise, reductions, pools
-    elems = max(op.flops, op.out_bytes // _elt_bytes(op.dtype), op.bytes_written // _elt_bytes(op.dtype), 1)
+    # element-wise, reductions, pools: one pass of the kernel (loads, one operation, store) per
+    # output vector, and the op's further arithmetic per element at the NEON pipes' rate
+    outs = max(op.out_bytes // _elt_bytes(op.dtype), op.bytes_written // _elt_bytes(op.dtype), 1)
+    elems = max(op.flops, outs)
     bwd = kind.backward == "bwd"
     ops_per = 2.0 if bwd else 1.0
     mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if kind.combines or bwd else 1),
               ELT_MIX.stores, ELT_MIX.other)
-    return elems / lanes(op.dtype) * share * unit_cycles(cl, mix)
+    pass_cycles = armk.cycles(_eltwise_kernel(bwd, kind.combines), cl.core_type)
+    if pass_cycles is None:
+        return elems / lanes(op.dtype) * share * unit_cycles(cl, mix)
+    extra = max(0, elems - outs)
+    return (outs * pass_cycles + extra / cl.neon_pipes_128b) / lanes(op.dtype) * share
 
 
 class CpuCostModel:

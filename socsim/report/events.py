@@ -24,7 +24,12 @@ Files in a run directory:
                     what holds from t_s to the next row, as a Perfetto counter does
                     (docs/modeling.md, Sampled counters)
 ``batches.csv``     one row per batch: batch,start_s,time_s,energy_j,plan (a config switch
-                    the batch paid before its ops included: the rows add up to the run)
+                    the batch paid before its ops included: the rows add up to the run).  A
+                    run longer than ``output.batch_rows`` batches has a sixth column,
+                    ``batches``: past that many batches a row sums a group of consecutive
+                    batches (:func:`batch_group`; batch is the group's first, start_s its
+                    start, time_s and energy_j its sums, plan its distinct plans joined by
+                    " | "), so the file stays bounded (docs/guide.md, Limits and errors)
 ``summary.json``    the summary (docs/architecture.md, Contracts)
 """
 from __future__ import annotations
@@ -128,6 +133,32 @@ def kept_batches(total: int, first: int, every: int, limit: int | None) -> int:
         j += 1
 
 
+def batch_group(batch: int, limit: int | None) -> tuple[int, int]:
+    """(first batch, size) of the batches.csv row that holds ``batch``: a row per batch below
+    ``limit``; batches [limit x 2^(j-1), limit x 2^j) go in groups of 2^(j+1) counted from that
+    section's start (the last group of a section may be shorter), so each doubling of the run
+    adds about limit / 4 rows.  ``limit`` None: a row per batch."""
+    if limit is None or batch < limit:
+        return batch, 1
+    j = (batch // limit).bit_length()
+    lo, hi = limit << (j - 1), limit << j
+    size = 2 << j
+    first = lo + (batch - lo) // size * size
+    return first, min(size, hi - first)
+
+
+def batch_rows(total: int, limit: int | None) -> int:
+    """How many batches.csv rows a run of ``total`` batches writes (:func:`batch_group`)."""
+    if limit is None or total <= limit:
+        return total
+    n, j = limit, 1
+    while (limit << (j - 1)) < total:
+        lo, hi = limit << (j - 1), min(limit << j, total)
+        n += -(-(hi - lo) // (2 << j))
+        j += 1
+    return n
+
+
 class _Guarded:
     """A recorder's output file whose write errors (a full disk, a vanished directory) do not
     stop the run: the first is kept in ``failures`` and the file writes nothing more, so the
@@ -178,7 +209,8 @@ class StreamRecorder:
     ROWS_PER_BLOCK = 4096
 
     def __init__(self, directory: Path, max_slice_batches: int = 200, slice_every: int = 50,
-                 slice_limit: int | None = 1000) -> None:
+                 slice_limit: int | None = 1000, batch_rows: int | None = None,
+                 total_batches: int | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         #: (path, OSError) of each file that could not be written to the end (a full disk)
@@ -188,7 +220,13 @@ class StreamRecorder:
         self._events = _Guarded(d / "events.csv", "w", 1 << 16, fails)
         self._ts = _Guarded(d / "timeseries.csv", "wb", 1 << 20, fails)
         self._batches = _Guarded(d / "batches.csv", "w", 1 << 16, fails)
-        self._batches.write("batch,start_s,time_s,energy_j,plan\n")
+        # a run longer than ``batch_rows`` batches sums groups of batches into a row (batch_group),
+        # with a ``batches`` column; a shorter one (or one of unknown length) has a row per batch
+        self._group_limit = batch_rows if (batch_rows is not None and total_batches is not None
+                                           and total_batches > batch_rows) else None
+        self._group: list | None = None   # [first, start_s, time_s, energy_j, plans, size, seen]
+        self._batches.write("batch,start_s,time_s,energy_j,plan" +
+                            (",batches\n" if self._group_limit is not None else "\n"))
         self._ops.write(",".join(OPS_COLUMNS) + "\n")
         self._events.write(",".join(EVENT_COLUMNS) + "\n")
         self._last_event_t = -math.inf
@@ -252,7 +290,27 @@ class StreamRecorder:
             self._flush_rows()
 
     def batch(self, batch: int, start_s: float, time_s: float, energy_j: float, plan: str) -> None:
-        self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_quoted(plan)}\n")
+        if self._group_limit is None:
+            self._batches.write(f"{batch},{_fmt(start_s)},{_fmt(time_s)},{_fmt(energy_j)},{_quoted(plan)}\n")
+            return
+        g = self._group
+        if g is None or batch >= g[0] + g[5]:
+            self._flush_group()
+            first, size = batch_group(batch, self._group_limit)
+            g = self._group = [first, start_s, 0.0, 0.0, [], size, 0]
+        g[2] += time_s
+        g[3] += energy_j
+        if plan not in g[4]:
+            g[4].append(plan)
+        g[6] += 1
+        if batch == g[0] + g[5] - 1:
+            self._flush_group()
+
+    def _flush_group(self) -> None:
+        g, self._group = self._group, None
+        if g is not None:
+            self._batches.write(f"{g[0]},{_fmt(g[1])},{_fmt(g[2])},{_fmt(g[3])},{_quoted(' | '.join(g[4]))},"
+                                f"{g[6]}\n")
 
     def close(self) -> None:
         if getattr(self, "_closed", False):
@@ -260,6 +318,7 @@ class StreamRecorder:
         self._closed = True
         try:
             self._flush_rows()
+            self._flush_group()
         finally:
             for f in (self._ops, self._events, self._ts, self._batches):
                 f.close()

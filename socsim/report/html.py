@@ -53,23 +53,42 @@ def track_order(track: str) -> tuple[int, int, str]:
 
 # ---------------------------------------------------------------- data gathering
 
-def per_batch(run_dir: Path, ts: TimeSeries, extents: dict[int, list[float]] | None = None
-              ) -> list[tuple[int, float, float, float]]:
+def per_batch(run_dir: Path, ts: TimeSeries, extents: dict[int, list[float]] | None = None,
+              max_rows: int | None = None) -> list[tuple[int, float, float, float]]:
     """(batch, start_s, time_s, energy_j) rows: from batches.csv if the engine wrote rows, else
     from the extent of each batch's op slices (``extents`` from :func:`scan_ops`) with energy
-    from the cumulative rail counters."""
+    from the cumulative rail counters.  ``max_rows``: a file of more rows is read into compact
+    arrays and returned as the means of ``max_rows`` equal-count buckets (at each bucket's first
+    batch), so a long run's chart costs bounded memory."""
+    from array import array
+
     path = Path(run_dir) / "batches.csv"
     if path.exists():
+        cols = (array("q"), array("d"), array("d"), array("d"))
+        b_, s_, t_, e_ = (c.append for c in cols)
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             try:
-                rows = [(int(r["batch"]), float(r["start_s"]), float(r["time_s"]),
-                         float(r["energy_j"]) if r.get("energy_j") not in (None, "") else float("nan"))
-                        for r in reader]
+                # a row that sums a group of batches (a long run's "batches" column) is drawn
+                # as the group's mean batch, at its first batch
+                for r in reader:
+                    n = int(r.get("batches") or 1)
+                    if n < 1:
+                        raise ValueError(f"batches {n} must be at least 1")
+                    b_(int(r["batch"]))
+                    s_(float(r["start_s"]))
+                    t_(float(r["time_s"]) / n)
+                    e_(float(r["energy_j"]) / n if r.get("energy_j") not in (None, "") else float("nan"))
             except PARSE_ERRORS as e:
                 raise malformed(path, reader.line_num, e, BATCH_COLUMNS) from None
-        if rows:
-            return rows
+        if len(cols[0]) and max_rows is not None and len(cols[0]) > max_rows:
+            b, st, tm, en = (np.frombuffer(c, dtype=np.int64 if c.typecode == "q" else np.float64) for c in cols)
+            starts = np.linspace(0, len(b), max_rows + 1).astype(int)[:-1]
+            counts = np.diff(np.append(starts, len(b)))
+            return [(int(b[i]), float(st[i]), float(m), float(x)) for i, m, x in
+                    zip(starts, np.add.reduceat(tm, starts) / counts, np.add.reduceat(en, starts) / counts)]
+        if len(cols[0]):
+            return list(zip(*(c.tolist() for c in cols)))
     if extents is None:
         extents = scan_ops(run_dir, None)[0]
     batches = sorted(extents)
@@ -452,7 +471,7 @@ def render_html(run_dir: Path, batch_for_timeline: int | None = None, phone: Any
                  _lines_chart(ts, ts.select("cpufreq"), "frequency (MHz)", events, steps=True,
                               strip="cpufreq.")),
         _section("chart-per-batch", "Time and energy per batch",
-                 _per_batch_chart(per_batch(run_dir, ts, extents))),
+                 _per_batch_chart(per_batch(run_dir, ts, extents, MAX_POINTS))),
         _section("chart-timeline", f"Op timeline, batch {chosen}", _timeline_chart(slices, chosen)),
         _phone_sections(run_dir, ts, phone, phone_name) if phone is not None else "",
         "</body></html>\n",

@@ -233,7 +233,8 @@ def _write_slices(stream: _PacketStream, tracks: _SliceTracks, ops_csv: Path) ->
 
 
 def _write_batches(stream: _PacketStream, tracks: _SliceTracks, batches_csv: Path) -> None:
-    """A ``batches`` track with one slice per row of batches.csv (plan and energy as args)."""
+    """A ``batches`` track with one slice per row of batches.csv (plan and energy as args; a row
+    that sums a group of batches is one slice ``batches N-M``)."""
     if not batches_csv.exists():
         return
     with open(batches_csv, newline="") as f:
@@ -245,8 +246,15 @@ def _write_batches(stream: _PacketStream, tracks: _SliceTracks, batches_csv: Pat
                 start = float(row["start_s"])
                 t0 = _ns(start)
                 t1 = max(t0, _ns(start + float(row["time_s"])))
-                begin = TrackEvent(type=_BEGIN, name=f"batch {row['batch']}")
-                begin.debug_annotations.add(name="batch", int_value=int(row["batch"]))
+                # a row of a long run's batches.csv may sum a group of batches (its "batches" column)
+                n = int(row.get("batches") or 1)
+                if n < 1:
+                    raise ValueError(f"batches {n} must be at least 1")
+                b = int(row["batch"])
+                begin = TrackEvent(type=_BEGIN, name=f"batch {row['batch']}" if n == 1 else f"batches {b}-{b + n - 1}")
+                begin.debug_annotations.add(name="batch", int_value=b)
+                if n > 1:
+                    begin.debug_annotations.add(name="batches", int_value=n)
                 if row.get("energy_j"):
                     begin.debug_annotations.add(name="energy_j", double_value=float(row["energy_j"]))
                 if row.get("plan"):

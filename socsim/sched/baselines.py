@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.contract.cores import core_set_error
-from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS
+from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS, THREAD_SYNC_S
 from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
 from socsim.sched.fusion import fuse
@@ -78,6 +78,34 @@ PYTORCH_DEFAULT_VERSION = "1.8"
 # slices' and copies' backward or slicing of the gradients, two gradient sums (7).  (Bias-free
 # convolutions, as depthwise layers are; the layer's own three ops stay counted as before.)
 PYTORCH_GROUP_LOOP_CALLS = 12
+# The dispatch cost above is host code (dispatcher, autograd, allocator): branchy integer code whose
+# speed follows the core that runs it, not the NEON units.  PYTORCH_DISPATCH_S_PER_OP is taken on
+# the reference core below (the Cortex-A77 mid core of Swan's sd865 at its top clock, the host core
+# of PyTorch's four-big-core run there); on another host core it scales with CoreMark per MHz x the
+# core's top clock.  CoreMark/MHz: calibration/hardware.yaml cpu_core_power_mw_at_max.
+# coremark_per_mhz (freqbench: A55 3.71, A77 8.48, A78 9.10, X1 9.29).  Core types freqbench lacks
+# are derived from the A55 through the EAS capacity-dmips-mhz of their SoC's device tree
+# (calibration/hardware.yaml cpu_energy_model, which reproduces the freqbench A77/A55 ratio on
+# sd865: 1024/448 x 3.71 = 8.48): A76 3.71 x 1024/488 (sm8150.dtsi), A75 3.71 x 1024/611
+# (sdm845.dtsi), Exynos M4 and the 9820's A75 from exynos9820.dts capacities per MHz at their top
+# clocks (785/2730, 531/2314 against the A55's 272/1950).  Others (A510, A715, X3): assumption,
+# the A77's figure scaled by decode width (A510 3-wide in-order: 4.24, close to the A55 it
+# replaces; A715 5-wide, X3 6-wide: no public CoreMark/MHz read here).
+PYTORCH_HOST_REF = ("cortex-a77", 2419.2)
+HOST_COREMARK_PER_MHZ = {"cortex-a55": 3.71, "cortex-a77": 8.48, "cortex-a78": 9.10, "cortex-x1": 9.29,
+                         "cortex-a76": 7.78, "cortex-a75": 6.22, "exynos-m4": 7.65,
+                         "cortex-a510": 4.24, "cortex-a715": 8.48 * 5 / 6, "cortex-x3": 8.48}
+# PyTorch's intra-op parallelism: at::parallel_for opens one parallel region (fork-join of the
+# intra-op thread pool: OpenMP in a Linux build from source, as Swan's; pthreadpool on Android)
+# per parallel kernel call.  Inside the group loop each group's kernels are separate calls: the
+# input slice's contiguous copy and the one-group slow_conv2d forward (at::parallel_for over the
+# batch) in the forward pass; slow_conv2d's input gradient (parallel_for over the batch) in the
+# backward; up to 1.10 also each group's slice_backward zero fill, the copy into it and the
+# gradient sum (element-wise TensorIterator kernels, parallel above 32,768 elements:
+# at::internal::GRAIN_SIZE).  Counted from aten/src/ATen/native/ConvolutionMM2d.cpp and
+# Convolution.cpp (pytorch/pytorch).  Each region costs the CPU model's fork-join per extra thread
+# (socsim.hw.cpu.THREAD_SYNC_S), paid on the host core while the others wait.
+PYTORCH_GROUP_LOOP_REGIONS = {"1.8": 6, "1.11": 3}
 # MNN builds its gradient convolutions by backend-independent "geometry computing":
 # Conv2DBackPropFilter is an im2col raster, a transposing raster of dY, a generic MatMul and a
 # transposing raster into dW (MNN source, source/geometry/GeometryConv2DBackPropFilter.cpp), the
@@ -177,31 +205,89 @@ def group_grad_sum(conv: Op, dgrad: Op) -> Op:
                      ("grad_of", conv.inputs[0] if conv.inputs else conv.name), ("role", "grad_accum")))
 
 
+def host_speed(soc, core: int) -> float:
+    """How fast ``core`` runs PyTorch's host code (dispatch, autograd) at its top clock, relative
+    to the reference core of PYTORCH_DISPATCH_S_PER_OP (HOST_COREMARK_PER_MHZ)."""
+    cl = soc.cpu.cluster_of(core)
+    per_mhz = HOST_COREMARK_PER_MHZ.get(cl.core_type)
+    if per_mhz is None:     # a core type not in the table: the A77's figure scaled by decode width
+        per_mhz = HOST_COREMARK_PER_MHZ["cortex-a77"] * cl.issue_width / 6
+    ref_type, ref_mhz = PYTORCH_HOST_REF
+    return per_mhz * cl.max_mhz / (HOST_COREMARK_PER_MHZ[ref_type] * ref_mhz)
+
+
+def batch_split(batch: int, threads: int) -> float:
+    """The slowest thread's share of an at::parallel_for over ``batch`` images on ``threads``
+    threads, relative to an even split: the OpenMP backend gives each thread a chunk of
+    ceil(batch / threads) images (aten/src/ATen/ParallelOpenMP.h, ``divup``), so 16 images on
+    3 threads run as 6 + 6 + 4 and take 6/(16/3) = 1.125x the even split."""
+    t = max(1, min(threads, batch))
+    return -(-batch // t) * threads / batch if batch > 0 else 1.0
+
+
+def _rethread(op: Op, factor: float, how: str) -> Op:
+    """``op`` with its arithmetic scaled by ``factor``: the CPU model splits an op's work evenly
+    over the plan's threads, so a kernel whose slowest thread does ``factor`` times its even
+    share is the op with ``factor`` times the work (traffic unchanged)."""
+    if factor == 1.0 or (op.macs == 0 and op.flops == 0):
+        return op
+    return replace(op, macs=round(op.macs * factor), flops=round(op.flops * factor),
+                   attrs=tuple(sorted(dict(op.attrs, pytorch_threading=how).items())))
+
+
 class PyTorchRun:
     """One training batch as PyTorch runs it: the graph's ops at PyTorch's kernel efficiencies,
     per-op dispatch and, for grouped convolutions, the group loop (its ATen calls; with
-    ``version`` "1.8", the full-size gradient sums of :func:`group_grad_sum`)."""
+    ``version`` "1.8", the full-size gradient sums of :func:`group_grad_sum`).
 
-    def __init__(self, graph, version: str = PYTORCH_DEFAULT_VERSION) -> None:
+    With ``soc`` and ``cores`` (the core set it runs on; its first core hosts the batch, as the
+    engine's ``host_core``), also how PyTorch threads the group loop there: the dispatch at the
+    host core's speed (:func:`host_speed`), a fork-join per parallel region of each group
+    (PYTORCH_GROUP_LOOP_REGIONS), each group's forward and input gradient split over the batch
+    in ceil(batch / threads) chunks (:func:`batch_split`), and each group's weight gradient on
+    one thread (slow_conv2d's weight gradient loops over the batch's images serially, one small
+    GEMM per image: ConvolutionMM2d.cpp, ``slow_conv2d_backward_weight_out_cpu_template``;
+    a group's GEMM, kh*kw*cin/G x cout/G, is too small for the BLAS to thread).  Without them,
+    the core-independent model (dispatch at the reference core, no threading effects)."""
+
+    def __init__(self, graph, version: str = PYTORCH_DEFAULT_VERSION, soc=None,
+                 cores: tuple[int, ...] = ()) -> None:
         if version not in PYTORCH_VERSIONS:
             raise ValueError(f"unknown PyTorch version {version!r} (known: {', '.join(PYTORCH_VERSIONS)})")
         scaled = _Scaled(graph, PYTORCH_EFFICIENCY)
         convs = grouped_convs(graph)
         self.batch = graph.batch
         groups = sum(op.p["groups"] for op in convs)
-        over = [("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops))]
+        threaded = soc is not None and bool(cores)
+        speed = host_speed(soc, cores[0]) if threaded else 1.0
+        n = len(cores) if threaded else 1
+        over = [("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops) / speed)]
         if groups:
-            over.append(("group-loop-dispatch", PYTORCH_DISPATCH_S_PER_OP * PYTORCH_GROUP_LOOP_CALLS * groups))
+            over.append(("group-loop-dispatch", PYTORCH_DISPATCH_S_PER_OP * PYTORCH_GROUP_LOOP_CALLS * groups / speed))
+            if n > 1:
+                over.append(("group-loop-fork-join", PYTORCH_GROUP_LOOP_REGIONS[version] * groups * THREAD_SYNC_S * (n - 1)))
         self.overheads = tuple(over)
+        base_ops = scaled.ops
+        if n > 1 and convs:
+            grouped = {c.layer for c in convs}
+            out = []
+            for op in base_ops:
+                role = lookup(op.kind).backward if op.layer in grouped else None
+                if op.layer in grouped and op.phase == "forward" and op.p.get("groups", 1) > 1 or role == "dgrad":
+                    op = _rethread(op, batch_split(op.p.get("batch", graph.batch), n), f"batch split over {n}")
+                elif role == "wgrad":
+                    op = _rethread(op, float(n), "one thread (serial loop over the batch)")
+                out.append(op)
+            base_ops = tuple(out)
         if version != "1.8" or not convs:
-            self.ops = scaled.ops
+            self.ops = base_ops
             self.peak_memory_bytes = scaled.peak_memory_bytes
             self.live_bytes = scaled.live_bytes
             return
-        dgrad_of = {op.layer: op for op in scaled.ops if lookup(op.kind).backward == "dgrad"}
+        dgrad_of = {op.layer: op for op in base_ops if lookup(op.kind).backward == "dgrad"}
         extra = {dgrad_of[c.layer].name: group_grad_sum(c, dgrad_of[c.layer]) for c in convs if c.layer in dgrad_of}
         ops: list[Op] = []
-        for op in scaled.ops:
+        for op in base_ops:
             ops.append(op)
             if op.name in extra:
                 ops.append(extra[op.name])
@@ -323,7 +409,7 @@ class PyTorch(_CpuBaseline):
     def plan(self, ctx) -> Plan:
         graph = ctx.graph(self.precision)
         cores = self.cores(ctx)
-        run = PyTorchRun(graph, self.options.torch_version)
+        run = PyTorchRun(graph, self.options.torch_version, ctx.soc, cores)
         return single_unit_plan(run, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}",
                                 prep_overheads=run.overheads)
 

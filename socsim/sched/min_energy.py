@@ -153,9 +153,9 @@ def _once(v: list[str], what: str) -> list[str]:
 def _sequence(t_row: list[float], e_row: list[float], n_batches: int, theta: float, sw_t: float,
               sw_e: list[float], max_front: int | None):
     """The DP over ``n_batches`` identical batches (every batch has the rows ``t_row``/``e_row``),
-    memoised on its inputs inside :func:`socsim.engine.reuse.reusing` (a fleet's clients with the
+    memoised on its inputs inside :func:`socsim.reuse.reusing` (a fleet's clients with the
     same phone, configuration profile, batch count and budget share one DP)."""
-    from socsim.engine import reuse
+    from socsim import reuse
 
     def solve():
         return min_energy_sequence([t_row] * n_batches, [e_row] * n_batches, theta,

@@ -60,8 +60,8 @@ def discover() -> dict[str, Entry]:
     Built-ins are registered first: a plugin registering a built-in's name does not replace it,
     and is listed under ``"<name> (<its distribution>)"`` as broken.  Of two plugins with the
     same name the first (by distribution name) keeps it and the other is listed the same way.
-    Inside :func:`socsim.engine.reuse.reusing` the first discovery serves every later run."""
-    from socsim.engine import reuse
+    Inside :func:`socsim.reuse.reusing` the first discovery serves every later run."""
+    from socsim import reuse
 
     if reuse.enabled():
         memo = reuse.table("schedulers", GROUP)

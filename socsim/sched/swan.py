@@ -94,14 +94,14 @@ def op_times_by_kind(soc, graph, cores: tuple[int, ...],
     """One batch of ``graph`` run as PyTorch runs it on ``cores`` (every cluster at its top
     frequency): the CPU cost model's op times summed per op kind, the grouped convolutions'
     gradient sums of PyTorch up to 1.10 as kind ``group_grad_sum`` (host-core overheads are
-    ``PyTorchRun(graph).overheads``).  The op-level view behind a core-set choice
+    ``PyTorchRun(graph, version, soc, cores).overheads``).  The op-level view behind a core-set choice
     (docs/validation.md, Swan; benchmarks/swan_breakdown.py)."""
     from socsim.hw.cost import CpuConfig
     from socsim.hw.cpu import CpuCostModel
     cfg = CpuConfig(cores=tuple(cores), freqs_mhz=tuple(sorted((cl.name, cl.max_mhz) for cl in soc.cpu.clusters)))
     model = CpuCostModel(soc)
     out: dict[str, float] = {}
-    for op in PyTorchRun(graph, torch_version).ops:
+    for op in PyTorchRun(graph, torch_version, soc, tuple(cores)).ops:
         kind = "group_grad_sum" if op.name.endswith(".group_grad_sum") else op.kind
         out[kind] = out.get(kind, 0.0) + model.cost(op, cfg).time_s
     return out
@@ -195,14 +195,8 @@ class Swan(BaseScheduler):
         soc = ctx.soc
         sets = self._sets(ctx)
         graph = ctx.graph(self.precision)
-        if self.options.framework == "pytorch":
-            run = PyTorchRun(graph, self.options.torch_version)
-            over = run.overheads
-        else:
-            run, over = graph, ()
+        plans = {"".join(map(str, cores)): self._plan_for(soc, graph, cores) for cores in sets}
         profiled: list[Choice] = []
-        plans = {"".join(map(str, cores)): single_unit_plan(run, "cpu", cores, f"swan {''.join(map(str, cores))}",
-                                                            prep_overheads=over) for cores in sets}
         # the cache simulation of every op on every core set, in worker processes with SOCSIM_JOBS
         # (it does not depend on the frequencies the governor settles at; docs/memory.md)
         ctx.prefetch(list(plans.values()))
@@ -216,6 +210,15 @@ class Swan(BaseScheduler):
         self._by_label = {p.label: i for i, p in enumerate(self.plans)}
         self.level = 0
         return self.plans[0]
+
+    def _plan_for(self, soc, graph, cores: tuple[int, ...]) -> Plan:
+        """One core set's plan: PyTorch's run of the graph on those cores (its threading and
+        host-core dispatch depend on the set), or MNN's graph as it is."""
+        label = f"swan {''.join(map(str, cores))}"
+        if self.options.framework == "pytorch":
+            run = PyTorchRun(graph, self.options.torch_version, soc, cores)
+            return single_unit_plan(run, "cpu", cores, label, prep_overheads=run.overheads)
+        return single_unit_plan(graph, "cpu", cores, label)
 
     def _sets(self, ctx) -> list[tuple[int, ...]]:
         if self.options.choices is None:

@@ -17,8 +17,8 @@ GOVERNORS = ("performance", "powersave", "userspace", "schedutil")
 MAX_DIM, MAX_CLASSES, MAX_BATCH = 1 << 16, 1 << 24, 1 << 20
 #: Most batches a run may have (``batches``, or ``epochs`` x batches per epoch): identical batches
 #: replay in one event, but each still costs ~0.5 ms of the engine (measured: 200,000 quick-start
-#: batches, ~100 s of CPU) and writes an ~80-byte row of batches.csv: 10^7 batches is ~1.5 h and
-#: ~800 MB, a week of back-to-back training of the quick-start (docs/guide.md, Limits and errors)
+#: batches, ~100 s of CPU): 10^7 batches is ~1.5 h, a week of back-to-back training of the
+#: quick-start; its batches.csv rows are bounded by output.batch_rows (docs/guide.md, Limits and errors)
 MAX_BATCHES = 10**7
 #: Most epochs and dataset samples a workload may name (the product is bounded by MAX_BATCHES)
 MAX_EPOCHS, MAX_DATASET = 10**6, 10**12
@@ -196,6 +196,13 @@ class Output(WorkloadBlock):
                                     description="after trace_every x trace_limit batches the interval doubles, "
                                     "and again each time the run doubles in length (about trace_limit / 2 traced "
                                     "batches per doubling); null: every trace_every-th batch to the end")
+    # 100,000: every workload in workloads/ (2,000 batches at most) keeps its row per batch and
+    # its batches.csv byte for byte; a 2,000,000-batch run writes ~206,000 rows (~17 MB), not 2M
+    batch_rows: int | None = Field(100_000, ge=1, le=MAX_BATCHES,
+                                   description="batches.csv has a row per batch for the first N batches; "
+                                   "past N a row sums a group of batches (a 'batches' column says how many), "
+                                   "the group growing 2x each time the run doubles in length (about N / 4 "
+                                   "rows per doubling); null: a row per batch to the end")
 
 
 

@@ -8,7 +8,6 @@ Results come back in the order of the points, whatever order they finish in.
 from __future__ import annotations
 
 import itertools
-import os
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -156,25 +155,6 @@ def _point_task(job: PointJob) -> dict[str, Any]:
         return _run_point(job)
     except InputError as e:
         return {"raise": e}
-
-
-def _worker_init() -> None:
-    """In a pool worker: SIGTERM kills it outright (the parent, not the worker, cleans up), and
-    on Linux the worker gets SIGTERM when its parent dies, so a killed sweep leaves no orphans."""
-    import signal
-    import sys
-
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C reaches the parent, which stops the pool
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
-            if os.getppid() == 1:           # the parent died before prctl took effect
-                os._exit(1)
-        except (OSError, AttributeError):
-            pass
 
 
 def sweep(workload: str | Path, socs: list[str], schedulers: list[str | None] | None = None,

@@ -1,6 +1,8 @@
 """A plan whose memory (``peak_memory_bytes``, or any step of ``step_memory``) exceeds the phone's
 DRAM (``dram.capacity_gb``, GiB) is an impossible schedule: ScheduleError (exit 2) from
-socsim.contract.check_plan naming the scheduler, the peak and the capacity."""
+socsim.contract.check_plan naming the peak and the capacity, and the input that sets the batch's
+memory (``batch_size``, or ``input`` at batch size 1) where the caller gives it, else the
+scheduler."""
 from __future__ import annotations
 
 import sys
@@ -64,6 +66,16 @@ def test_cli_exit_2_for_a_batch_the_phone_cannot_hold(tmp_path):
                        scheduler={"name": "mnn-fp32"})
     r = invoke("validate", str(p), "--soc", "sd865")
     assert r.exit_code == 2, r.output
-    for needle in ("wl.yaml", "scheduler.name", "mnn-fp32", "22.1 GiB", "8 GiB"):
+    for needle in ("wl.yaml", "field 'batch_size'", "value 10000", "22.1 GiB", "8 GiB"):
         assert needle in r.output, (needle, r.output)
+    assert "scheduler.name" not in r.output, r.output
+
+
+@pytest.mark.parametrize("batch, field, value", [(64, "batch_size", 64), (1, "input", [1, 28, 28])])
+def test_a_batch_too_big_names_the_input_not_the_scheduler(plan, batch, field, value):
+    with pytest.raises(ScheduleError) as e:
+        check_plan(replace(plan, peak_memory_bytes=9 * GIB, step_memory=None), SOC, scheduler="mine",
+                   hook="plan()", batch_size=batch, input_shape=(1, 28, 28))
+    assert (e.value.field, e.value.value) == (field, value)
+    assert "9.0 GiB" in e.value.message and "input" in e.value.message
 

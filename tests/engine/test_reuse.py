@@ -1,4 +1,4 @@
-"""socsim.engine.reuse: a fleet's runs share pure memos (op costs, plan estimates, Min-Energy's
+"""socsim.reuse: a fleet's runs share pure memos (op costs, plan estimates, Min-Energy's
 DP, the scheduler registry) inside ``reusing()``; a run gives the same summary with or without
 them, and outside the block nothing is shared."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from socsim.api import run
-from socsim.engine import reuse
+from socsim import reuse
 from socsim.engine.batch import BatchWalker
 
 WL = {"name": "r", "model": "lenet", "input": [1, 28, 28], "num_classes": 10, "batch_size": 16, "batches": 3,

@@ -81,7 +81,11 @@ def test_fast_cores_waiting_for_slow_ones_switch_less():
     mixed = cpu_cost(SOC, CONV, _cfg(cores=(0, 4)))
     little = cpu_cost(SOC, CONV, _cfg(cores=(0, 1)))
     assert mixed.activity < little.activity
-    assert mixed.time_s == pytest.approx(little.time_s, rel=0.1)   # the little core paces both
+    # the little core paces the split part; the serial part (SERIAL_FRACTION of the single-thread
+    # compute) runs on the calling thread's core, the big one in the mixed pair: faster by about
+    # that part's share (0.86 at SERIAL_FRACTION 0.06, 0.90 at 0.03)
+    assert mixed.time_s == pytest.approx(little.time_s, rel=0.2)
+    assert mixed.time_s < little.time_s
 
 
 def test_cost_model_reports_the_noise_it_charged():

@@ -572,7 +572,8 @@ def test_debug_shows_the_plugins_own_traceback(faulty, wl_file, monkeypatch):
 
 
 @pytest.mark.parametrize("name, words", [
-    ("exit-hook", "failed in on_batch_end() at batch 0 (t = 0.001 s): called sys.exit(3)"),
+    # the batch's end time is the model's (it moves with the CPU's cycles): not part of the check
+    ("exit-hook", ("failed in on_batch_end() at batch 0 (t = ", " s): called sys.exit(3)")),
     ("no-field-error", "scheduler plugin 'no-field-error' in plan(): cannot fit anything"),
     ("nan-extra", "summary_extra() what the summary cannot carry as JSON"),
     ("list-extra", "returned list from summary_extra(); expected a dict"),
@@ -586,7 +587,9 @@ def test_what_a_plugin_does_wrong_is_its_own_error(faulty, wl_file, tmp_path, na
     out = tmp_path / "out"
     r = _run_cli("run", "--soc", "sd865", str(wl_file), "--scheduler", name, "--quiet", "--out", str(out))
     assert r.exit_code == 2, r.output
-    assert words in " ".join(r.output.split()) and f"value {name!r}" in r.output, r.output
+    said = " ".join(r.output.split())
+    assert all(w in said for w in (words if isinstance(words, tuple) else (words,))), r.output
+    assert f"value {name!r}" in r.output, r.output
     assert "cpu.cores" not in r.output and not out.exists()
 
 

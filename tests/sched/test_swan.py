@@ -7,6 +7,7 @@ each).  The depthwise test uses the real model and is marked slow.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 import socsim
 from socsim.hw.cost import OpCost
@@ -235,3 +236,92 @@ def test_pytorch_up_to_1_10_sums_grouped_convolution_gradients_at_full_size():
     assert PyTorchRun(r, "1.8").ops == PyTorchRun(r, "1.11").ops and len(PyTorchRun(r).overheads) == 1
     with pytest.raises(ValueError, match="unknown PyTorch version"):
         PyTorchRun(g, "2.0")
+
+
+def test_pytorch_dispatch_runs_at_the_host_core_speed():
+    """PyTorch's per-op dispatch is host code: 30 us on the reference core (sd865's A77 mid core at
+    its top clock), slower on a little host core by CoreMark/MHz x clock (A55 at 1804.8 MHz:
+    8.48 x 2419.2 / (3.71 x 1804.8) = 3.06x), and the same on every set hosted by the same core."""
+    from socsim.engine.context import build_graph
+    from socsim.sched.baselines import PyTorchRun, host_speed
+    g = build_graph("mobilenetv2", (3, 64, 64), 10, 4, "fp32")
+    assert host_speed(SOC, 4) == pytest.approx(1.0)
+    assert 1 / host_speed(SOC, 0) == pytest.approx(8.48 * 2419.2 / (3.71 * 1804.8))
+    assert host_speed(SOC, 7) > 1.0        # the prime core's higher clock
+    big, little = dict(PyTorchRun(g, "1.8", SOC, (4, 5)).overheads), dict(PyTorchRun(g, "1.8", SOC, (0, 1)).overheads)
+    legacy = dict(PyTorchRun(g, "1.8").overheads)
+    assert big["group-loop-dispatch"] == pytest.approx(legacy["group-loop-dispatch"])
+    assert little["group-loop-dispatch"] == pytest.approx(legacy["group-loop-dispatch"] / host_speed(SOC, 0))
+    assert little["autograd-dispatch"] == pytest.approx(legacy["autograd-dispatch"] / host_speed(SOC, 0))
+
+
+def test_pytorch_group_loop_fork_join_grows_with_threads():
+    """Each group's parallel kernels open a parallel region; its fork-join grows with the extra
+    threads and is absent on one core; 1.11's loop opens fewer regions than 1.8's."""
+    from socsim.engine.context import build_graph
+    from socsim.hw.cpu import THREAD_SYNC_S
+    from socsim.sched.baselines import PYTORCH_GROUP_LOOP_REGIONS, PyTorchRun, grouped_convs
+    g = build_graph("shufflenetv2", (3, 64, 64), 10, 4, "fp32")
+    groups = sum(c.p["groups"] for c in grouped_convs(g))
+    fj = {n: dict(PyTorchRun(g, "1.8", SOC, tuple(range(4, 4 + n))).overheads).get("group-loop-fork-join", 0.0)
+          for n in (1, 2, 3, 4)}
+    assert fj[1] == 0.0 and fj[2] < fj[3] < fj[4]
+    assert fj[4] == pytest.approx(PYTORCH_GROUP_LOOP_REGIONS["1.8"] * groups * THREAD_SYNC_S * 3)
+    new = dict(PyTorchRun(g, "1.11", SOC, (4, 5, 6, 7)).overheads)["group-loop-fork-join"]
+    assert 0 < new < fj[4]
+    r = build_graph("resnet18", (3, 32, 32), 10, 4, "fp32")
+    assert "group-loop-fork-join" not in dict(PyTorchRun(r, "1.8", SOC, (4, 5, 6, 7)).overheads)
+
+
+def test_pytorch_grouped_weight_gradient_on_one_thread_and_batch_split():
+    """slow_conv2d's weight gradient loops over the batch on one thread: a grouped layer's weight
+    gradient keeps one thread's work however many cores the set has (the CPU model splits an
+    op evenly, so its work is n times); its forward and input gradient split the batch in
+    ceil(B/n) chunks (16 images on 3 threads: 1.125x).  Ungrouped layers are untouched."""
+    from socsim.engine.context import build_graph
+    from socsim.sched.baselines import PyTorchRun, batch_split, grouped_convs
+    from socsim.workload.opkinds import lookup
+    assert batch_split(16, 3) == pytest.approx(1.125) and batch_split(16, 4) == 1.0 and batch_split(16, 1) == 1.0
+    g = build_graph("mobilenetv2", (3, 64, 64), 10, 16, "fp32")
+    grouped = {c.layer for c in grouped_convs(g)}
+    base = {o.name: o for o in PyTorchRun(g, "1.8").ops}
+    for n in (2, 3, 4):
+        run = {o.name: o for o in PyTorchRun(g, "1.8", SOC, tuple(range(4, 4 + n)) if n < 4 else (4, 5, 6, 7)).ops}
+        assert run.keys() == base.keys()
+        for name, op in run.items():
+            b, role = base[name], lookup(op.kind).backward
+            if op.layer in grouped and role == "wgrad":
+                assert op.macs == b.macs * n and op.bytes_read == b.bytes_read
+            elif op.layer in grouped and (role == "dgrad" or op.phase == "forward" and op.p.get("groups", 1) > 1):
+                assert op.macs == round(b.macs * batch_split(16, n))
+            else:
+                assert op == b
+    r = build_graph("resnet18", (3, 32, 32), 10, 16, "fp32")
+    assert PyTorchRun(r, "1.8", SOC, (4, 5, 6)).ops == PyTorchRun(r, "1.8").ops
+
+
+@given(st.integers(1, 256), st.integers(1, 16))
+def test_batch_split_bounds(batch, threads):
+    """The slowest thread's images (chunks of ceil(B/n)) are never fewer than an even split's
+    and at most one image more."""
+    from socsim.sched.baselines import batch_split
+    per_thread = batch_split(batch, threads) * batch / threads
+    assert batch / threads - 1e-9 <= per_thread <= batch / threads + 1 + 1e-9
+    assert per_thread == pytest.approx(-(-batch // min(batch, threads)))
+
+
+def test_swan_and_the_pytorch_baseline_price_each_core_set_as_pytorch_runs_it():
+    """Swan's choices and the pytorch baseline use PyTorchRun on their own core set: a little-core
+    choice pays its host core's slower dispatch, a big set its fork-joins; framework mnn none."""
+    from socsim.engine.context import build_graph
+    from socsim.sched.baselines import PyTorchRun
+    from socsim.sched.swan import Swan, SwanOptions
+    g = build_graph("shufflenetv2", (3, 64, 64), 10, 4, "fp32")
+    swan = Swan()
+    for cores in ((0, 1), (4, 5, 6, 7)):
+        plan = swan._plan_for(SOC, g, cores)
+        run = PyTorchRun(g, "1.8", SOC, cores)
+        assert plan.prep_overheads == run.overheads and tuple(s.op for s in plan.steps) == run.ops
+    little, big = (dict(swan._plan_for(SOC, g, c).prep_overheads) for c in ((0, 1), (4, 5)))
+    assert little["group-loop-dispatch"] > 2.5 * big["group-loop-dispatch"]
+    assert Swan(SwanOptions(framework="mnn"))._plan_for(SOC, g, (4, 5)).prep_overheads == ()

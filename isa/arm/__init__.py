@@ -1,0 +1,1 @@
+"""ARM (aarch64) CPU kernels with NEON intrinsics and their costing (isa.arm.armk)."""
