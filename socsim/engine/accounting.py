@@ -348,7 +348,7 @@ class Accounting:
         # poll with every zone idle and below its first trip (step_wise no-op)
         at = np.flatnonzero(polls)
         zt_at = zt[at]
-        hot = (zt_at >= self._zone_alert + 5.0).any(axis=1)
+        hot = np.asarray((zt_at >= self._zone_alert + 5.0).any(axis=1), dtype=np.bool_)
         ends_at = np.ascontiguousarray(ends[at], float)
         # the readings by the governor's zones (a zone on the ambient node is not read)
         gz = np.zeros((len(at), len(self._gov_cols)))
