@@ -27,7 +27,7 @@ POLL_S = 0.25
 def reference(gov, state, times, temps, present, hot, idle0, last_poll_s):
     """The engine's poll loop before the scan: update() at every poll it makes."""
     names = [z.name for z in gov.spec.zones]
-    idle = idle0
+    idle = idle0 and not any(z.tripped for z in state.zones)
     states = []
     for j, te in enumerate(times):
         if idle and not hot[j]:
@@ -47,8 +47,11 @@ def reference(gov, state, times, temps, present, hot, idle0, last_poll_s):
 def test_scan_matches_update_poll_by_poll(gov, data):
     nz = len(gov.spec.zones)
     n = data.draw(st.integers(1, 40))
-    base = data.draw(st.floats(30.0, 100.0))
-    temps = np.array([[base + data.draw(st.floats(-3.0, 3.0)) for _ in range(nz)] for _ in range(n)])
+    # readings from a small set around the trips, so that equal and repeated readings (steady,
+    # neither falling nor rising) and readings exactly at a trip or its hysteresis occur
+    base = data.draw(st.sampled_from([38.0, 44.0, 55.0, 59.0, 88.0, 90.0, 93.0, 95.0]))
+    steps_c = st.sampled_from([-3.0, -2.0, -1.0, 0.0, 0.0, 1.0, 2.0]) | st.floats(-3.0, 3.0)
+    temps = np.array([[base + data.draw(steps_c) for _ in range(nz)] for _ in range(n)])
     # polls every 250 ms, some a little early (the engine skips those)
     jitter = [data.draw(st.sampled_from([0.0, 0.0, -0.1])) for _ in range(n)]
     times = np.array([POLL_S * (j + 1) + jitter[j] for j in range(n)])
@@ -61,19 +64,30 @@ def test_scan_matches_update_poll_by_poll(gov, data):
         for k, z in enumerate(gov.spec.zones):
             tr = data.draw(st.integers(0, len(z.trips_c)))
             zs.append(ZoneState(tr, data.draw(st.integers(0, gov._uppers[k][tr])),
-                                data.draw(st.one_of(st.none(), st.floats(30.0, 100.0))), 0.0))
+                                data.draw(st.none() | st.just(base) | st.floats(30.0, 100.0)), 0.0))
         start = type(start)(zones=tuple(zs))
     ref_states, ref_last = reference(gov, start, times, temps, present, hot, idle, 0.0)
-    state, j, last = gov.quiet_polls(start, times, temps, present, hot, 0, idle, 0.0, POLL_S)
-    if j < 0:
-        assert state == ref_states[-1]
-        assert last == ref_last
-        return
-    # every poll before j changed nothing but readings; poll j changes a trip or steps
-    assert state == (ref_states[j - 1] if j else start)
-    before = ref_states[j - 1] if j else start
-    key = [(z.tripped, z.steps) for z in before.zones]
-    assert [(z.tripped, z.steps) for z in ref_states[j].zones] != key
+    idle_start = idle and not any(z.tripped for z in start.zones)   # as the engine decides it
+    state, j, last = gov.quiet_polls(start, times, temps, present, hot, 0, idle_start, 0.0, POLL_S)
+    if j >= 0:
+        # every poll before j changed nothing but readings; poll j changes a trip or steps
+        before = ref_states[j - 1] if j else start
+        assert state == before
+        assert [(z.tripped, z.steps) for z in ref_states[j].zones] != [(z.tripped, z.steps) for z in before.zones]
+    # the engine's loop: the scan, update() at each poll it stops at, the scan again from the next
+    names = [z.name for z in gov.spec.zones]
+    state, j, last = start, 0, 0.0
+    while True:
+        cur_idle = idle and not any(z.tripped for z in state.zones)
+        state, j, last = gov.quiet_polls(state, times, temps, present, hot, j, cur_idle, last, POLL_S)
+        if j < 0:
+            break
+        last = float(times[j])
+        state = gov.update(state, {n: float(temps[j, k]) for k, n in enumerate(names) if present[k]}, last).state
+        assert state == ref_states[j]
+        j += 1
+    assert state == ref_states[-1]
+    assert last == ref_last
 
 
 def test_no_reading_yet_is_not_falling(gov):
