@@ -20,15 +20,15 @@ FP32_EFFICIENCY: dict[str, float] = {
     # FITTED on the development set's single-core rows (calibration/dev/minenergy_table2.yaml,
     # Min-Energy Table II on sd855: BIG1 at H/M/L for the A76, LITTLE1 at H/M/L for the A55;
     # benchmarks/fit_core_efficiency.py), jointly with socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN's
-    # re-derivation (a fixed point, s = 1.55).  The tile's stream gives the A76 (Neoverse N1
+    # re-derivation (a fixed point, s = 1.62).  The tile's stream gives the A76 (Neoverse N1
     # model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.9 for the out-of-order A76.
-    "cortex-a76": 0.795,
+    "cortex-a76": 0.82,
     # FITTED as above (LITTLE1).  llvm-mca's Cortex-A55 model gives the tile 1.04 cycles per FMLA
     # (the peak of its one 128-bit pipe: the stream itself is not what makes the A55 slow); the
     # in-order A55 then loses what no back-end model sees: it stalls on every L1 miss and
     # load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865,
     # sd888, exynos9820).
-    "cortex-a55": 0.355,
+    "cortex-a55": 0.365,
 }
 
 
