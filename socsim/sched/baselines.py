@@ -438,19 +438,23 @@ class MnnFp32Gpu(BaseScheduler):
         return single_unit_plan(mnn_gpu_graph(ctx.graph(self.precision)), "gpu", (), f"{self.name} gpu")
 
 
-class _Ops:
+class KernelGraph:
     """A graph with its ops replaced, one for one, or by kernels fused from consecutive ops
-    (``sizes``: how many of the graph's ops each kernel is); its batch and peak kept, each
-    kernel's memory the most any of its ops had in use."""
+    (``sizes``: how many of the graph's ops each kernel is), or lowered to kernels (``spans``:
+    the graph ops ``[a, b)`` each kernel stands for; several kernels may share a span); its
+    batch and peak kept, each kernel's memory the most any of its ops had in use."""
 
-    def __init__(self, graph, ops: tuple[Op, ...], sizes: tuple[int, ...] | None = None) -> None:
+    def __init__(self, graph, ops: tuple[Op, ...], sizes: tuple[int, ...] | None = None,
+                 spans: tuple[tuple[int, int], ...] | None = None) -> None:
         self.ops = ops
         self.batch = graph.batch
         self.peak_memory_bytes = graph.peak_memory_bytes
         live = graph.live_bytes() if callable(graph.live_bytes) else graph.live_bytes
-        sizes = sizes or (1,) * len(ops)
-        ends = [sum(sizes[:i + 1]) for i in range(len(sizes))]
-        self.live_bytes = tuple(int(max(live[e - n:e])) for e, n in zip(ends, sizes))
+        if spans is None:
+            sizes = sizes or (1,) * len(ops)
+            ends = [sum(sizes[:i + 1]) for i in range(len(sizes))]
+            spans = tuple((e - n, e) for e, n in zip(ends, sizes))
+        self.live_bytes = tuple(int(max(live[a:b])) for a, b in spans)
 
 
 def mnn_gpu_graph(graph):
@@ -467,4 +471,4 @@ def mnn_gpu_graph(graph):
         sizes = tuple(dict(op.params).get("fused", 1) for op in ops)
     ops = tuple(scale_work(op, MNN_GPU_KERNEL_EFFICIENCY * (MNN_GPU_GRAD_CONV_EFFICIENCY if (
         op.phase in BACKWARD_PHASES and op.kind in GEMM_KINDS) else 1.0)) for op in ops)
-    return _Ops(graph, tuple(mnn_gpu_backward_traffic(op) for op in ops), sizes)
+    return KernelGraph(graph, tuple(mnn_gpu_backward_traffic(op) for op in ops), sizes)

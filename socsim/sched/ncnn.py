@@ -39,7 +39,7 @@ from dataclasses import replace
 
 from socsim.contract import BaseScheduler, Plan, single_unit_plan
 from socsim.errors import ScheduleError
-from socsim.sched.baselines import CpuOptions, GpuOptions, scale_work
+from socsim.sched.baselines import CpuOptions, GpuOptions, KernelGraph, scale_work
 from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
@@ -202,19 +202,7 @@ def _quantized(op: Op, winograd_ok: bool, elt: int, int8_rel: float = 1.0) -> tu
     return q, gemm, dq, replace(a, name=op.name)
 
 
-class Lowered:
-    """A graph with its ops lowered to ncnn's kernels: each graph op (or folded group of ops)
-    becomes one or more kernels, each kernel's memory in use the most its graph ops had."""
-
-    def __init__(self, graph, ops: tuple[Op, ...], spans: tuple[tuple[int, int], ...]) -> None:
-        self.ops = ops
-        self.batch = graph.batch
-        self.peak_memory_bytes = graph.peak_memory_bytes
-        live = graph.live_bytes() if callable(graph.live_bytes) else graph.live_bytes
-        self.live_bytes = tuple(int(max(live[a:b])) for a, b in spans)
-
-
-def _lower(graph, each) -> Lowered:
+def _lower(graph, each) -> KernelGraph:
     """Fold ``graph``'s ops (:func:`fold`) and lower each folded op with ``each`` (op -> kernels)."""
     ops, sizes = fold(graph.ops, activations=True)
     out: list[Op] = []
@@ -225,10 +213,10 @@ def _lower(graph, each) -> Lowered:
         out.extend(new)
         spans.extend([(start, start + size)] * len(new))
         start += size
-    return Lowered(graph, tuple(out), tuple(spans))
+    return KernelGraph(graph, tuple(out), spans=tuple(spans))
 
 
-def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float = 1.0) -> Lowered:
+def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float = 1.0) -> KernelGraph:
     """``graph`` (an inference graph) as ncnn runs it on CPU cores with (``fp16``) ARMv8.2 FP16
     arithmetic and (``dotprod``) the dot-product instructions; ``int8``: an ncnn2int8 model whose
     int8 GEMMs run ``int8_rel`` times as efficiently as the spec's int8_efficiency says
@@ -262,7 +250,7 @@ def cpu_winograd_m(op: Op, fp16: bool) -> int:
     return 4 if min(p["cin"], p["cout"]) >= low else 2
 
 
-def ncnn_vulkan_ops(graph, fp16: bool) -> Lowered:
+def ncnn_vulkan_ops(graph, fp16: bool) -> KernelGraph:
     """``graph`` as ncnn's Vulkan backend runs it: one dispatch per layer, three per Winograd
     convolution, every kernel at VULKAN_KERNEL_EFFICIENCY."""
     elt = 2 if fp16 else 4
