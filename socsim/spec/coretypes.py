@@ -40,6 +40,15 @@ FP32_EFFICIENCY: dict[str, float] = {
     # ncnn_phones.yaml's SM8550 runs: threads 1->4 on sd8gen2, ratio MAPE ~38% -> 21%
     # (docs/modeling.md, Fitted constants).
     "cortex-a715": 0.82,
+    # CARRIED from the A76 (not fitted), for the reason given for the A715: the Cortex-A77 and
+    # Cortex-A78, the A76's direct successors, issue the same two 128-bit ASIMD FMLA pipes
+    # (calibration/hardware.yaml neon.a77/a78 simd_pipes_128b 2; Arm Cortex-A77 and Cortex-A78
+    # Software Optimization Guides, pipes V0/V1) behind a wider front end (6-wide dispatch, a
+    # macro-op cache), so nothing the efficiency stands for is worse than on the A76.  The
+    # spec's 0.45 assumption before it made an A77 0.55x an A76 per clock, against CoreMark's
+    # 8.48 vs the A76's ~7.9 per MHz (calibration/hardware.yaml coremark_per_mhz).
+    "cortex-a77": 0.82,
+    "cortex-a78": 0.82,
 }
 
 
