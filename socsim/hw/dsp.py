@@ -16,6 +16,13 @@ emulated kernels issue up to two vrmpy per packet (two multiply resources, hw:he
 (hw:hexagon.peak_8bit_mac_per_mhz = 4 contexts x 256), which bounds every op
 (tests/hw/test_dsp_cost.py).  Convolutions sustain 100-190 MACs per cycle per context.
 
+Activation staging (``dsp.activation_staging``, a workload's ``dsp.activation_staging`` overrides):
+``l2`` is the model above, Hexagon NN's path on V65/V66 (activations stream through the L2,
+weights in VTCM; what Mandheling Table 4 measured).  ``vtcm_dma`` (V68 and later, which have a
+user DMA engine) stages activation tiles into the VTCM while HVX computes on the previous tile:
+DRAM bytes from :func:`vtcm_staged_bytes`, time = max(compute, DMA) + the first tile's fill.
+Scalar walks (transpose, slice, weight rotation) keep the L2 path.
+
 Batches: Hexagon NN pads a batch above 4 to a multiple of ``dsp.batch_pad_to`` (32)
 (pub:dsp_conv_latency_ms note); with ``DspConfig.batch_padding`` the kernel computes and lays
 out the padded batch.
@@ -225,8 +232,8 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     if staged:
         # V68+: activation tiles DMA'd into the VTCM while HVX computes on the previous one
         dram_bytes, sweeps = vtcm_staged_bytes(op, dsp.vtcm_kb * 1024, pb / max(b, 1))
-        dma_s = dram_bytes / bw
-        fill_s = DDR_ACCESS_NS * 1e-9 + min(dram_bytes, dsp.vtcm_kb * 1024 / DMA_TILES) / bw
+        dma_s = dram_bytes / dma_bps(soc, cfg.bg_dram_gbs)
+        fill_s = DDR_ACCESS_NS * 1e-9 + min(dram_bytes, dsp.vtcm_kb * 1024 / DMA_TILES) / dma_bps(soc, cfg.bg_dram_gbs)
         lat_s, clean_s = dma_s, 0.0
         stall_s = max(0.0, dma_s - compute_s) + fill_s
         hit_l2, sampled, scratch = 1.0, 1.0, 0.0
@@ -255,6 +262,13 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     return OpCost.compose(int(round(cycles)), cfg.freq_mhz, stall_s,
                           bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(dram_bytes),
                           activity=min(1.0, activity), busy=(("dsp", 1),), detail=detail)
+
+
+def dma_bps(soc: SocSpec, bg_dram_gbs: float = 0.0) -> float:
+    """DRAM bandwidth of VTCM staging: the channel's achievable rate for two interleaved streams
+    (tiles in, results out; socsim.hw.dram's row-buffer interference).  No public figure bounds the
+    cDSP's DMA engine or its NoC port below the channel (an assumption: it does not bind)."""
+    return dram_mod.achievable_bps(soc.dram, streams=2, background_bps=bg_dram_gbs * 1e9)
 
 
 def vtcm_staged_bytes(op: Op, vtcm_bytes: float, batch_scale: float = 1.0) -> tuple[int, int]:
