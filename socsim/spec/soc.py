@@ -617,5 +617,6 @@ def with_activation_staging(soc: SocSpec, staging: str | None) -> SocSpec:
         dsp = Dsp.model_validate({**soc.dsp.model_dump(), "activation_staging": staging})
     except ValueError as e:   # pydantic's ValidationError: the validator's message
         errs = getattr(e, "errors", None)
-        raise ValueError(errs()[0]["msg"] if callable(errs) else str(e)) from None
+        msg = errs()[0]["msg"] if callable(errs) else str(e)
+        raise ValueError(msg.removeprefix("Value error, ")) from None
     return soc.model_copy(update={"dsp": dsp})

@@ -123,3 +123,16 @@ def test_workload_chooses_the_staging(tmp_path):
     # V66 has no user DMA: an input error naming the field
     r = invoke("run", "--soc", "sd865", str(wl), "--set", "dsp.activation_staging=vtcm_dma", "--quiet")
     assert r.exit_code == 2 and "dsp.activation_staging" in r.output and "V68" in r.output
+
+
+def test_socsim_op_staging_option():
+    args = ("op", "--soc", "sd888", "--unit", "dsp", "conv2d", "--batch", "32", "--in", "64x32x32", "--json", "-")
+    l2 = json.loads(invoke(*args, "--staging", "l2").output)
+    dma = json.loads(invoke(*args, "--staging", "vtcm_dma").output)
+    default = json.loads(invoke(*args).output)
+    assert default == dma and l2["cycles"] == dma["cycles"]
+    assert dma["kernel_time_s"] < l2["kernel_time_s"] / 5     # Table 4's cliff, gone with DMA staging
+    r = invoke("op", "--soc", "sd865", "--unit", "dsp", "conv2d", "--staging", "vtcm_dma")
+    assert r.exit_code == 2 and "--staging" in r.output and "V68" in r.output
+    r = invoke("op", "--soc", "sd888", "--unit", "cpu", "conv2d", "--staging", "l2")
+    assert r.exit_code == 2 and "--staging" in r.output
