@@ -166,3 +166,34 @@ def test_bad_virtual_or_table_zones_are_input_errors(tmp_path, zone, words):
         load_soc(_spec_with(tmp_path, zone))
     assert "thermal" in e.value.field
     assert words in e.value.message, e.value.message
+
+
+# -- the engine's closed loop -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_sustained_cpu_fp32_training_runs_the_big_cores_at_about_half_clock(tmp_path):
+    """Issue 26 (item 6): phones run their big cores at about half clock under sustained CPU
+    FP32 training, within minutes (docs/validation.md, Thermal).  On sd865 the virtual skin sensor
+    caps the big clusters long before a junction reaches the sm8250 90 C trip."""
+    import csv
+
+    import socsim
+    from socsim.spec import load_soc as _load
+
+    soc = _load("sd865")
+    top = {c.name: c.max_mhz for c in soc.cpu.clusters}
+    wl = soc_specs_dir().parent / "workloads" / "thermal_cpu_fp32.yaml"
+    res = socsim.run("sd865", wl, overrides={"batches": 50}, out=tmp_path, deterministic=True)
+    rows = list(csv.DictReader(open(tmp_path / "timeseries.csv")))
+    t = np.array([float(r["t_s"]) for r in rows])
+    # the four big cores' clock (three mid, one prime) as a share of their top clocks
+    share = np.array([(3 * float(r["cpufreq.mid"]) + float(r["cpufreq.prime"]))
+                      / (3 * top["mid"] + top["prime"]) for r in rows])
+    low = np.flatnonzero(share <= 0.62)
+    assert len(low) and t[low[0]] <= 300.0, "big cores not at about half clock within 5 minutes"
+    after = share[low[0]:]
+    assert after.mean() <= 0.65                                   # and they stay there
+    th = res.summary["thermal"]
+    assert th["zones_peak_c"]["cpu-1-2"] < 90.0                   # no junction trip: the skin sensor acts first
+    assert 36.0 <= th["zones_peak_c"]["VIRTUAL-SENSOR"] <= 43.0
+    assert th["time_throttled_s"] > 0.5 * res.summary["sim_time_s"]
