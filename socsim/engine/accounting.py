@@ -520,7 +520,6 @@ class Accounting:
         current, voltage), with the frequencies, memory and batch in effect from ``t`` on."""
         if self._columns is None:
             self._columns = self._sample_columns()
-        k = len(t)
         block = np.column_stack([
             cum_j * 1e6, power_mw, freqs_mhz,
             self._zones_read.read(temps),
