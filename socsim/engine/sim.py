@@ -39,7 +39,7 @@ from socsim.engine.stats import RunStats
 from socsim.engine.switching import PlanSwitching, runs_key
 from socsim.engine.template import BatchTemplate
 from socsim.errors import InputError
-from socsim.hw import gpu_dvfs
+from socsim.hw import forkjoin, gpu_dvfs
 from socsim.hw import units as hw_units
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
@@ -57,7 +57,9 @@ class Engine(PlanSwitching, Environment):
         self.scheduler = scheduler
         self.recorder = recorder or NullRecorder()
         self.progress = progress
-        self.oracle = CostOracle(soc, workload.dsp.batch_padding)
+        bg = workload.environment.background
+        self.oracle = CostOracle(soc, workload.dsp.batch_padding,
+                                 cpu_background=None if bg is None else forkjoin.background_of(bg.little, bg.big))
         self.pctx = PlanContext(soc, workload, self.oracle, file, precision=run_precision(scheduler, workload))
         self.walker = self.pctx.walker
         self.power = self.walker.power
