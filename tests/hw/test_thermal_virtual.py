@@ -183,7 +183,7 @@ def test_sustained_cpu_fp32_training_runs_the_big_cores_at_about_half_clock(tmp_
     soc = _load("sd865")
     top = {c.name: c.max_mhz for c in soc.cpu.clusters}
     wl = soc_specs_dir().parent / "workloads" / "thermal_cpu_fp32.yaml"
-    res = socsim.run("sd865", wl, overrides={"batches": 50}, out=tmp_path, deterministic=True)
+    res = socsim.run("sd865", wl, overrides={"batches": 100}, out=tmp_path, deterministic=True)
     rows = list(csv.DictReader(open(tmp_path / "timeseries.csv")))
     t = np.array([float(r["t_s"]) for r in rows])
     # the four big cores' clock (three mid, one prime) as a share of their top clocks
@@ -191,8 +191,10 @@ def test_sustained_cpu_fp32_training_runs_the_big_cores_at_about_half_clock(tmp_
                       / (3 * top["mid"] + top["prime"]) for r in rows])
     low = np.flatnonzero(share <= 0.62)
     assert len(low) and t[low[0]] <= 300.0, "big cores not at about half clock within 5 minutes"
-    after = share[low[0]:]
-    assert after.mean() <= 0.65                                   # and they stay there
+    # the caps alternate between the sensor's first two levels for a few minutes, then hold at
+    # the second (61% of top: mid 1574.4, prime 1478.4 MHz)
+    assert share[low[0]:].mean() <= 0.66
+    assert (share[t >= t[-1] - 60.0] <= 0.62).all()
     th = res.summary["thermal"]
     assert th["zones_peak_c"]["cpu-1-2"] < 90.0                   # no junction trip: the skin sensor acts first
     assert 36.0 <= th["zones_peak_c"]["VIRTUAL-SENSOR"] <= 43.0
