@@ -41,7 +41,7 @@ from socsim.engine.template import BatchTemplate
 from socsim.errors import InputError
 from socsim.hw import forkjoin, gpu_dvfs
 from socsim.hw import units as hw_units
-from socsim.spec.soc import SocSpec
+from socsim.spec.soc import SocSpec, with_activation_staging
 from socsim.spec.workload import Workload
 
 
@@ -52,6 +52,12 @@ class Engine(PlanSwitching, Environment):
 
     def __init__(self, soc: SocSpec, workload: Workload, scheduler, recorder: Recorder | None = None,
                  progress: Callable[[int, int], None] | None = None, file: str | None = None) -> None:
+        if workload.dsp.activation_staging is not None:   # the workload's choice over the SoC's
+            try:
+                soc = with_activation_staging(soc, workload.dsp.activation_staging)
+            except ValueError as e:
+                raise InputError(str(e), file=file, field="dsp.activation_staging",
+                                 value=workload.dsp.activation_staging) from None
         self.soc = soc
         self.workload = workload
         self.scheduler = scheduler

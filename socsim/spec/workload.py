@@ -127,6 +127,9 @@ class DspSettings(WorkloadBlock):
     freq_mhz: float | None = Field(None, gt=0, description="default: the SoC's training clock; on a SoC, within "
                                    "the DSP's OPP range (between OPPs: the OPP below)")
     batch_padding: bool = True
+    activation_staging: Literal["l2", "vtcm_dma"] | None = Field(
+        None, description="how HVX kernels reach activations (default: the SoC's dsp.activation_staging): l2 "
+        "streams them through the L2 (Hexagon NN on V66), vtcm_dma DMAs tiles into VTCM overlapping compute (V68+)")
 
 
 class BudgetStep(WorkloadBlock):
