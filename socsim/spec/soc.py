@@ -319,11 +319,28 @@ class Dsp(_OppRange, Sourced):
     memory_budget_mb: PositiveFloat = 256
     batch_pad_to: int = Field(32, ge=1, le=1024, description="Hexagon NN pads batches above 4 to this multiple")
     hmx: Hmx | None = Field(None, description="the HMX tensor unit, on V68 and later (None: none)")
+    # how HVX kernels reach their activations (socsim.hw.dsp, docs/hvx.md "Activation staging"):
+    # "l2": streamed through the L2 by the HVX contexts' own loads, each miss waited for (Hexagon
+    # NN on V65/V66; the Table 4 fit); "vtcm_dma": tiles DMA'd into the VTCM while HVX computes on
+    # the previous tile (V68's user DMA engine; the DMA instructions exist from V68 on)
+    activation_staging: Literal["l2", "vtcm_dma"] = Field(
+        "l2", description="l2: activations stream through the L2 (Hexagon NN, V65/V66); vtcm_dma: "
+        "DMA'd into VTCM tiles overlapping compute (V68 and later)")
 
     @field_validator("opps")
     @classmethod
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
         return check_opps(v)
+
+    @field_validator("activation_staging")
+    @classmethod
+    def _staging(cls, v: str, info: ValidationInfo) -> str:
+        # the user DMA instructions (dmstart/dmwait) arrived with V68: an older Hexagon cannot
+        # stage by DMA (apache/tvm src/runtime/hexagon/hexagon_user_dma.cc, __HEXAGON_ARCH__ >= 68)
+        arch = info.data.get("hvx_arch")
+        if v == "vtcm_dma" and arch is not None and int(arch[1:]) < 68:
+            raise ValueError(f"vtcm_dma needs the user DMA engine of V68 and later; this DSP is {arch}")
+        return v
 
     @field_validator("training_clock_mhz")
     @classmethod
@@ -620,3 +637,19 @@ def rail_names(soc: SocSpec) -> tuple[str, ...]:
     if soc.gpu is not None:
         rails.append(RAIL_GPU)
     return (*rails, RAIL_DRAM, RAIL_PLATFORM)
+
+
+def with_activation_staging(soc: SocSpec, staging: str | None) -> SocSpec:
+    """``soc`` with its DSP's ``activation_staging`` replaced (a workload's ``dsp.activation_staging``;
+    None: unchanged).  ValueError when the SoC has no DSP or its Hexagon cannot stage that way."""
+    if staging is None or (soc.dsp is not None and soc.dsp.activation_staging == staging):
+        return soc
+    if soc.dsp is None:
+        raise ValueError(f"{soc.name} has no DSP")
+    try:
+        dsp = Dsp.model_validate({**soc.dsp.model_dump(), "activation_staging": staging})
+    except ValueError as e:   # pydantic's ValidationError: the validator's message
+        errs = getattr(e, "errors", None)
+        msg = errs()[0]["msg"] if callable(errs) else str(e)
+        raise ValueError(msg.removeprefix("Value error, ")) from None
+    return soc.model_copy(update={"dsp": dsp})
