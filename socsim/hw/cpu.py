@@ -286,10 +286,10 @@ class CpuCostModel:
 # ROB on the A76/A77, 160+ on X1) covers an L2 hit (9-11 cycles) but not a DSU L3 / SLC hit
 # (30-60+ cycles, more in ns when the uncore clocks drop) or a DRAM access.  Applied with the
 # uncore clocks (soc.cpu.uncore); a spec without them keeps the roofline overlap (the fallback).
-# Switching activity (scales C V^2 f, socsim.hw.power): 1 while the core computes; a core
-# stalled on cache hits, DRAM or a barrier, or spinning at the fork-join barrier, still clocks
-# its front end, L1/L2 and miss handling (or runs the yield loop), so that time keeps 0.25 of full
-# activity.  Assumption: no public per-core measurement of stall power on these phones; a stalled
+# Switching activity (scales C V^2 f, socsim.hw.power): the core type's KERNEL_POWER while the
+# core computes (socsim.spec.coretypes; 1 where not fitted); a core stalled on cache hits, DRAM
+# or the split's synchronisation still clocks its front end, L1/L2 and miss handling, so that
+# time keeps 0.25 of the reference activity (a core waiting at the barrier: SPIN_ACTIVITY).  Assumption: no public per-core measurement of stall power on these phones; a stalled
 # core drawing about a quarter of its busy dynamic power is plausible in the range 0.15-0.4.
 STALL_ACTIVITY = 0.25
 # Switching activity of a core that waits at a fork-join barrier (for the slowest core of an
@@ -432,7 +432,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     time_busy = core_s + stall_s
     # On unequal cores (a prime core with gold ones, big with little) the faster threads finish
     # their static share early and spin in MNN's yield loop until the slowest is done
-    # (socsim.hw.forkjoin): a spinning core is charged the stall activity, so the op's activity
+    # (socsim.hw.forkjoin): a spinning core is charged SPIN_ACTIVITY, so the op's activity
     # is the cores' own, weighted by their dynamic power (C V^2 f), which is what the engine
     # multiplies it by.
     busy: dict[str, int] = {}
@@ -442,14 +442,14 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         busy[name] = busy.get(name, 0) + 1
         own = t_c if t_c < compute_s else compute_s
         if time_busy > 0:
-            # its own compute at full activity; waiting at the barrier (for the slowest core, or
+            # its own compute at its kernel power; waiting at the barrier (for the slowest core, or
             # for a preempted thread) at SPIN_ACTIVITY; the rest (cache and DRAM stalls, the
             # split's synchronisation) at STALL_ACTIVITY
             spin = (compute_s - own) + noise_s
             act_c = (kernel_power(cl_c.core_type) * own + SPIN_ACTIVITY * spin
                      + STALL_ACTIVITY * max(0.0, time_busy - own - spin)) / time_busy
         else:
-            act_c = 1.0
+            act_c = kernel_power(cl_c.core_type)
         w = cl_c.dyn_power_coeff_uw_mhz_v2 * float(voltage_v(cl_c.opps, f_c)) ** 2 * f_c
         wsum += w
         asum += w * act_c
