@@ -428,14 +428,85 @@ class ThermalLink(StrictModel):
 
 
 class ThermalZone(StrictModel):
-    """An Android-style thermal zone: a sensor on a node with trip points that cap clusters."""
+    """An Android-style thermal zone: a sensor on a node with trip points that cap clusters.
+
+    A *virtual* zone reads ``sensors`` (node -> weight) instead of one ``node``: the weighted sum
+    plus ``offset_c`` (Qualcomm thermal-engine ``algo_type virtual`` with ``weights``, math 0;
+    msm kernel qti_virtual_sensor VIRT_WEIGHTED_AVG), or their maximum / minimum (math 2 / 1;
+    VIRT_MAXIMUM / VIRT_MINIMUM).  A zone with ``targets_mhz`` caps each cluster at the listed
+    frequency for the highest trip crossed (thermal-engine ``monitor``/``ss`` trig-clr-target
+    tables) instead of stepping one OPP per poll (Linux ``step_wise``); docs/modeling.md, Thermal."""
 
     name: str
-    node: str
+    node: str | None = Field(None, description="the node the sensor reads (or give sensors)")
+    sensors: dict[str, float] | None = Field(
+        None, description="virtual zone: node -> weight (C per C); the reading is combined by math")
+    offset_c: float = Field(0.0, ge=-100, le=100, allow_inf_nan=False,
+                            description="virtual zone: added to the weighted sum (thermal-engine compensation)")
+    math: Literal["weighted", "max", "min"] = Field(
+        "weighted", description="virtual zone: weighted sum + offset_c, or the maximum / minimum of the sensors")
     trips_c: list[Annotated[float, Field(ge=-40, le=200)]] = Field(default_factory=list)
     hysteresis_c: float = Field(2.0, ge=0)
+    clear_c: list[Annotated[float, Field(ge=-40, le=200)]] | None = Field(
+        None, description="per trip: the reading below which it clears (default: trip - hysteresis_c)")
     caps: list[str] = Field(default_factory=list, description="cluster names (or 'gpu') this zone throttles")
+    targets_mhz: dict[str, list[Annotated[float, Field(gt=0, le=5000)]]] | None = Field(
+        None, description="per capped cluster, its frequency cap for 1..n trips crossed (a table zone); "
+                          "the cap is the highest OPP at or below it, as cpufreq's scaling_max_freq")
     polling_s: float = Field(0.25, ge=0.001, le=60, description="governor polling period (sm8250 passive polling)")
+
+    @model_validator(mode="after")
+    def _shape(self) -> "ThermalZone":
+        if (self.node is None) == (self.sensors is None):
+            raise PydanticCustomError("thermal", "zone '{zone}': give either node (a sensor on one node) or "
+                                      "sensors (a virtual zone), not {which}",
+                                      {"fields": ("node",), "zone": self.name,
+                                       "which": "both" if self.node is not None else "neither"})
+        if self.sensors is not None:
+            if not self.sensors:
+                raise PydanticCustomError("thermal", "zone '{zone}': sensors is empty",
+                                          {"fields": ("sensors",), "zone": self.name})
+            for node, w in self.sensors.items():
+                if not (-100 <= w <= 100):   # also refuses NaN
+                    raise PydanticCustomError("thermal", "zone '{zone}': sensor '{node}' weight {w} is outside "
+                                              "-100..100", {"fields": ("sensors", node), "zone": self.name,
+                                                            "node": node, "w": w})
+        n = len(self.trips_c)
+        if self.clear_c is not None:
+            if len(self.clear_c) != n:
+                raise PydanticCustomError("thermal", "zone '{zone}': clear_c has {k} values for {n} trips",
+                                          {"fields": ("clear_c",), "zone": self.name, "k": len(self.clear_c), "n": n})
+            for i, (t, c) in enumerate(zip(self.trips_c, self.clear_c)):
+                if c > t:
+                    raise PydanticCustomError("thermal", "zone '{zone}': clear_c[{i}] = {c} is above its trip "
+                                              "{t}", {"fields": ("clear_c", i), "zone": self.name, "i": i, "c": c, "t": t})
+        if self.targets_mhz is not None:
+            for name, ts in self.targets_mhz.items():
+                if name not in self.caps:
+                    raise PydanticCustomError("thermal", "zone '{zone}': targets_mhz names '{name}', which caps "
+                                              "does not list ({caps})", {"fields": ("targets_mhz", name),
+                                                                         "zone": self.name, "name": name,
+                                                                         "caps": ", ".join(self.caps)})
+                if len(ts) != n:
+                    raise PydanticCustomError("thermal", "zone '{zone}': targets_mhz.{name} has {k} values for "
+                                              "{n} trips", {"fields": ("targets_mhz", name), "zone": self.name,
+                                                            "name": name, "k": len(ts), "n": n})
+            missing = [c for c in self.caps if c not in self.targets_mhz]
+            if missing:
+                raise PydanticCustomError("thermal", "zone '{zone}': caps {names} but targets_mhz gives no "
+                                          "frequencies for them", {"fields": ("targets_mhz",), "zone": self.name,
+                                                                   "names": ", ".join(missing)})
+        return self
+
+    def nodes_read(self) -> list[str]:
+        """The nodes the zone's reading depends on."""
+        return [self.node] if self.node is not None else list(self.sensors or {})
+
+    def clears_c(self) -> tuple[float, ...]:
+        """Per trip, the reading below which it clears."""
+        if self.clear_c is not None:
+            return tuple(float(c) for c in self.clear_c)
+        return tuple(t - self.hysteresis_c for t in self.trips_c)
 
 
 class Thermal(Sourced):
@@ -459,8 +530,9 @@ class Thermal(Sourced):
             if node not in names:
                 raise ValueError(f"heat source {rail!r} names unknown node '{node}'")
         for z in self.zones:
-            if z.node not in names:
-                raise ValueError(f"zone {z.name!r} names unknown node {z.node!r}")
+            for node in z.nodes_read():
+                if node not in names:
+                    raise ValueError(f"zone {z.name!r} names unknown node {node!r}")
         for link in self.links:
             if link.a == link.b:
                 raise PydanticCustomError("thermal", "thermal link joins '{node}' to itself",
