@@ -57,6 +57,34 @@ def fitted_fp32_efficiency(core_type: str) -> float | None:
     return FP32_EFFICIENCY.get(core_type.lower())
 
 
+# Dynamic power of a core computing the frameworks' dense NEON kernels, relative to the EAS
+# reference load its dynamic-power-coefficient describes (activity 1: C V^2 f, socsim.hw.power).
+# The coefficients agree with freqbench's CoreMark power (tests/hw/test_power.py): integer code
+# with few memory accesses.  A GEMM tile keeps both NEON pipes issuing FMLAs and streams its
+# operands through L1 and L2 every cycle, and the core's share of the cache and interconnect
+# traffic that work causes rises with it; the factor multiplies the compute part of a CPU op's
+# activity (socsim.hw.cpu.cpu_cost), not its stalls or barrier waits.  Core types not listed: 1.
+KERNEL_POWER: dict[str, float] = {
+    # FITTED on the development set's 21 rows (calibration/dev/minenergy_table2.yaml, energies;
+    # benchmarks/fit_uncore_power.py, jointly with the uncore power and SPIN_ACTIVITY).  The
+    # phone's energy per batch on one big core falls with the square of the core voltage
+    # (10.6 / 8.0 / 6.9 J at 1.0 / 0.88 / 0.77 V: 1.54x against V^2's 1.69x) and is ~3x the
+    # EAS energy of the work at every step: per-work power, not a clock-driven uncore.  The
+    # fitted value sits above a core alone (AnandTech's SPECfp active power of the sd855's A76s,
+    # 1.5-2x their EAS C V^2 f, includes the memory system): it also stands in for the
+    # work-proportional power of the L3/DSU, the interconnect and the DRAM traffic that the
+    # model does not price per access.  Plausible 1-2 for the core alone.
+    "cortex-a76": 2.5,
+    # FITTED as above (LITTLE rows).  Carried to every spec's A55.
+    "cortex-a55": 1.6,
+}
+
+
+def kernel_power(core_type: str) -> float:
+    """The core type's dense-kernel power relative to its EAS reference load (1 if not fitted)."""
+    return KERNEL_POWER.get(core_type.lower(), 1.0)
+
+
 # ISA features a framework's kernel selection reads (ncnn's cpu_support_arm_asimdhp() and
 # cpu_support_arm_asimddp(), src/cpu.cpp, from the kernel's HWCAP_ASIMDHP / HWCAP_ASIMDDP).
 # FP16: ARMv8.2-A half-precision data processing (FEAT_FP16), 8 FP16 lanes per 128-bit FMLA.
