@@ -10,13 +10,19 @@ docs/memory.md gives the sampling error against full simulation.  Results are me
 (stream key, byte counts, hierarchy geometry per thread, budget; DSP: contexts, padded batch,
 VTCM): what the stream and the caches depend on, not the frequency; and, on the same key, between
 runs (:mod:`socsim.hw.profile_store`, an on-disk store; identical results, docs/memory.md).
+Below that, a simulation whose generated streams and busy threads' caches equal an earlier one's
+(the same op on more cores than it has work items) is reused in the process (:func:`stream_key`).
 """
 from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import replace
 
 import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
-from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
+from socsim.hw.cache.hierarchy import INTERLEAVE_CHUNK, Hierarchy, LevelStats
 from socsim.hw import profile_store
 from socsim.hw.memprofile import MemProfile
 from socsim.hw.cache import streams as st
@@ -59,9 +65,56 @@ def plan_for(op: Op, unit: str, threads: int, batch: int | None = None, vtcm_byt
 def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET, flush: bool = False):
     """Run a plan (sampled); returns (level stats, dram fills, dram writebacks, flushed lines,
     fraction simulated, scratch accesses).  The steps are generated and simulated in one compiled
-    call each (streams_numba.generate, hier_numba.run_steps)."""
+    call each (streams_numba.generate, hier_numba.run_steps); a simulation whose streams and
+    caches equal an earlier one's in this process is not run again (:func:`stream_key`)."""
     n = plan.n_segments
     lines, kinds, off, done = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    key = stream_key(lines, kinds, off, done, n, hier, flush)
+    hit = _SIMULATED.get(key)
+    if hit is not None:
+        _SIMULATED.move_to_end(key)
+        # fresh LevelStats (a mutable dataclass): no two profiles share one
+        return (tuple(replace(ls) for ls in hit[0]),) + hit[1:]
+    result = _simulate(lines, kinds, off, done, n, hier, flush)
+    _SIMULATED[key] = (tuple(replace(ls) for ls in result[0]),) + result[1:]
+    if len(_SIMULATED) > SIMULATED_MAX:
+        _SIMULATED.popitem(last=False)
+    return result
+
+
+# Results of simulate() by stream_key, in this process (least recently used dropped first).
+# A simulation's result is a tuple of ints, a float and a few LevelStats: ~1 KB each.
+SIMULATED_MAX = 4096
+_SIMULATED: OrderedDict[str, tuple] = OrderedDict()
+
+
+def stream_key(lines: np.ndarray, kinds: np.ndarray, off: np.ndarray, done: int, n: int, hier: Hierarchy,
+               flush: bool) -> str:
+    """Digest of everything a simulation's result depends on: the simulated steps' streams,
+    the extent of each (step, thread) group, the caches of the threads that have work, the
+    shared caches, the scratchpad, the steps of the whole op and the final clean.
+
+    A thread whose stream is empty in every simulated step touches no cache: its private chain
+    keeps its counters at zero, and the round-robin merge into the shared chain skips it, so the
+    result is the same with it and without it.  The key therefore leaves such threads (and
+    their caches) out: an op split over more threads than it has work items (AlexNet's FC
+    layers at batch 16 have two 12-pixel tiles; on 4 or 8 cores the other threads idle) is
+    simulated once for every thread count at or above its work (exact: the same kernel call
+    on the same input; tests/hw/test_memory.py compares the two)."""
+    threads = (off.shape[0] - 1) // max(done, 1)
+    lens = np.diff(off).reshape(done, threads) if done else np.zeros((0, threads), np.int64)
+    busy = [t for t in range(threads) if lens[:, t].any()]
+    per = hier.per_thread_private or ((hier.private,) * hier.threads if hier.private else ())
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(lines, dtype=np.int64))
+    h.update(np.ascontiguousarray(kinds, dtype=np.uint8))
+    h.update(np.ascontiguousarray(lens[:, busy], dtype=np.int64))
+    h.update(repr((int(done), int(n), tuple(per[t] for t in busy) if per else (), hier.shared, hier.scratch,
+                   hier.stream_line_bytes, bool(flush), INTERLEAVE_CHUNK)).encode())
+    return h.hexdigest()
+
+
+def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool):
     snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done)
     cnt = snap_cnt[-1].astype(np.float64)
     fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
