@@ -34,9 +34,13 @@ FIELDS = {
 READ, WRITE, WRITE_FULL = 0, 1, 2
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
-    """Append the lines of one byte run; collapse a repeat of the group's previous line."""
+    """Append the lines of one byte run; collapse a repeat of the group's previous line.
+
+    A function of its own, not inlined into its ~20 call sites: that halved the first run's
+    compile of ``generate`` (docs/performance.md, First run) at no measurable cost in
+    generation speed (the loop over a run's lines is the work, not the call)."""
     if nbytes <= 0:
         return n
     lo = byte_lo // line
