@@ -88,8 +88,11 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
                     tmp_k[m] = kinds[i]
                     m += 1
             if n_priv == 0:
-                priv_l[t, :m] = tmp_l[:m]
-                priv_k[t, :m] = tmp_k[:m]
+                # element by element: a slice assignment compiles numba's shape-mismatch error
+                # path, half of this kernel's compile time
+                for i in range(m):
+                    priv_l[t, i] = tmp_l[i]
+                    priv_k[t, i] = tmp_k[i]
                 plen[t] = m
             elif general is None:
                 plen[t] = _run_lru_wb(tmp_l[:m], tmp_k[:m], p_sets[t], p_assoc[t], p_shift[t], _masks(p_sets[t]),
