@@ -66,7 +66,11 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
     tmp_k = np.empty(piece, dtype=np.uint8)
     priv_l = np.empty((threads, pcap), dtype=np.int64)
     priv_k = np.empty((threads, pcap), dtype=np.uint8)
-    plen = np.zeros(threads, dtype=np.int64)      # pending private misses per thread
+    plen = np.zeros(threads, dtype=np.int64)      # private misses per thread: pending ones are pr:plen
+    pr = np.zeros(threads, dtype=np.int64)
+    p_mask = np.empty_like(p_sets)
+    for t in range(p_sets.shape[0]):
+        p_mask[t] = _masks(p_sets[t])
     nxt = np.zeros(threads, dtype=np.int64)       # next input access per thread
     end = np.zeros(threads, dtype=np.int64)
     mcap = chunk * threads
@@ -81,13 +85,20 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
             nxt[t] = off[g]
             end[t] = off[g + 1]
             plen[t] = 0
+            pr[t] = 0
         more = True
         while more:
             more = False
             nm = 0
             for t in range(threads):
                 # feed thread t until it has a chunk of misses pending or its stream is done
-                while plen[t] < chunk and nxt[t] < end[t]:
+                while plen[t] - pr[t] < chunk and nxt[t] < end[t]:
+                    if pr[t] > 0:                # the pending misses move to the front first
+                        for i in range(pr[t], plen[t]):
+                            priv_l[t, i - pr[t]] = priv_l[t, i]
+                            priv_k[t, i - pr[t]] = priv_k[t, i]
+                        plen[t] -= pr[t]
+                        pr[t] = 0
                     b = min(end[t], nxt[t] + piece)
                     m = 0
                     for i in range(nxt[t], b):
@@ -112,23 +123,20 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
                         plen[t] = q + m
                     elif general is None:
                         plen[t] = q + _run_lru_wb(tmp_l[:m], tmp_k[:m], p_sets[t], p_assoc[t], p_shift[t],
-                                                  _masks(p_sets[t]), p_tags[t], p_meta[t], p_dirty[t], p_width,
+                                                  p_mask[t], p_tags[t], p_meta[t], p_dirty[t], p_width,
                                                   p_clock[t], p_cnt[t], True, priv_l[t, q:], priv_k[t, q:])
                     else:
                         plen[t] = q + _run_flat(tmp_l[:m], tmp_k[:m], p_sets[t], p_assoc[t], p_shift[t], p_policy[t],
                                                 p_wb[t], p_tags[t], p_meta[t], p_dirty[t], p_width, p_clock[t],
                                                 p_rng[t], p_cnt[t], True, priv_l[t, q:], priv_k[t, q:])
                 # its next chunk of misses joins the merge (hierarchy.interleave)
-                e = min(plen[t], chunk)
-                for i in range(e):
+                e = min(plen[t], pr[t] + chunk)
+                for i in range(pr[t], e):
                     merged_l[nm] = priv_l[t, i]
                     merged_k[nm] = priv_k[t, i]
                     nm += 1
-                for i in range(e, plen[t]):
-                    priv_l[t, i - e] = priv_l[t, i]
-                    priv_k[t, i - e] = priv_k[t, i]
-                plen[t] -= e
-                if plen[t] > 0 or nxt[t] < end[t]:
+                pr[t] = e
+                if plen[t] > e or nxt[t] < end[t]:
                     more = True
             if n_shared == 0:
                 _count_dram(merged_k, nm, totals)
