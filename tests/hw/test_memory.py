@@ -68,13 +68,12 @@ def _gemm(m, k=256, n=64):
 
 def _fresh():
     memory._cpu_memory.cache_clear()
-    memory._SIMULATED.clear()
 
 
 def test_idle_threads_reuse_the_simulation_exactly(soc, no_store, monkeypatch):
     """A 16-row GEMM has two 12-pixel tiles: on cores (4, 5, 6) the third thread idles, so its
-    simulation is the one of cores (4, 5) (same caches for the busy threads), reused, and equal
-    to simulating it from scratch."""
+    profile is the one of cores (4, 5) (the busy threads' caches), reused, and equal to the
+    one computed from scratch."""
     _fresh()
     op = _gemm(16)
     two = op_memory(op, "cpu", soc, cores=(4, 5))
