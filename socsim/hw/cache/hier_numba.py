@@ -53,13 +53,13 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
     n_rows = n_priv + n_shared
     n_scr = scr_lo.shape[0]
     s_mask = _masks(s_sets)
-    # Streamed in pieces: each thread's private chain is fed ``chunk`` accesses at a time, only
+    # Streamed in pieces: each thread's private chain is fed ``piece`` accesses at a time, only
     # as far as the round-robin merge needs its misses, and each merged round goes through the
     # shared chain at once.  The chains keep their state between calls, so the events are
     # those of feeding whole steps (tests/hw/test_cache_sim.py checks against the per-step
     # twin), and every buffer stays a few KB instead of the step's whole miss streams (an FC
     # layer's step is ~12 M accesses: gigabytes of buffers, page faults and memory traffic).
-    piece = chunk
+    piece = 16 * chunk                  # accesses fed per call: few calls, buffers still ~30 KB
     per_in = n_priv + 1                 # most a private chain emits per access
     pcap = piece * per_in + chunk
     tmp_l = np.empty(piece, dtype=np.int64)
