@@ -75,9 +75,12 @@ def test_lockstep_threads_on_a_full_little_cluster_collapse_at_the_low_step(monk
     assert dict(cpu_cost(SOC, CONV, _cfg(little=600.0, cores=(0, 1))).detail)["noise_s"] == 0.0
 
 
-def test_fast_cores_waiting_for_slow_ones_switch_less():
+def test_fast_cores_waiting_for_slow_ones_switch_less(monkeypatch):
     """A big core paired with a little one finishes its half early and spins: the op's activity
-    (weighted by the cores' C V^2 f) is below that of two little cores doing the same op."""
+    (weighted by the cores' C V^2 f) is below that of two little cores doing the same op (with
+    the core types' dense-kernel power equal, so that only the waiting differs)."""
+    from socsim.spec import coretypes
+    monkeypatch.setattr(coretypes, "KERNEL_POWER", {})
     mixed = cpu_cost(SOC, CONV, _cfg(cores=(0, 4)))
     little = cpu_cost(SOC, CONV, _cfg(cores=(0, 1)))
     assert mixed.activity < little.activity
@@ -92,3 +95,81 @@ def test_cost_model_reports_the_noise_it_charged():
     m = CpuCostModel(SOC)
     c = m.cost(CONV, _cfg(little=600.0))
     assert dict(c.detail)["noise_s"] > 0 and c.stall_s >= dict(c.detail)["noise_s"]
+
+
+def test_spinning_and_stalled_time_switch_less_than_computing(monkeypatch):
+    """socsim.hw.cpu: a core's activity is KERNEL_POWER while it computes, SPIN_ACTIVITY while
+    it waits at the barrier and STALL_ACTIVITY while it stalls on memory; lowering the spin
+    figure lowers the activity of an op whose threads wait (preempted lockstep threads), and
+    the compute part scales with the core type's kernel power."""
+    from socsim.hw import cpu
+    from socsim.spec import coretypes
+    cfg = _cfg(little=600.0)               # four little cores: the background preempts them
+    base = cpu_cost(SOC, CONV, cfg)
+    assert dict(base.detail)["noise_s"] > 0
+    monkeypatch.setattr(cpu, "SPIN_ACTIVITY", 0.0)
+    assert cpu_cost(SOC, CONV, cfg).activity < base.activity
+    monkeypatch.setattr(cpu, "SPIN_ACTIVITY", 0.1)
+    monkeypatch.setattr(coretypes, "KERNEL_POWER", {"cortex-a55": 2.0})
+    doubled = cpu_cost(SOC, CONV, cfg)
+    monkeypatch.setattr(coretypes, "KERNEL_POWER", {"cortex-a55": 1.0})
+    single = cpu_cost(SOC, CONV, cfg)
+    assert single.activity < doubled.activity < 2 * single.activity
+    assert doubled.time_s == single.time_s          # power only
+
+
+# -- the background as a run condition (a workload's environment.background) ----------------
+
+def _with_bg(cfg, little, big):
+    from dataclasses import replace
+    return replace(cfg, background=forkjoin.background_of(little, big))
+
+
+def test_the_run_condition_replaces_the_fitted_background():
+    cores = (4, 5, 6, 7)
+    fitted = forkjoin.background_share(SOC, _cfg(cores=cores), cores)
+    assert fitted > 0.2   # the fitted 0.20, the prime core below its top OPP
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores) == 0.0
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), None, None), cores) == pytest.approx(fitted)
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.1), cores) == pytest.approx(fitted / 2)
+    # an explicit util_top (the fit script's) still wins over the run's
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores, UTIL) == pytest.approx(fitted)
+
+
+def test_background_of_fills_a_domain_left_out_with_the_fitted_value():
+    fit = forkjoin.BACKGROUND_UTIL_TOP
+    assert forkjoin.background_of() == (("big", fit["big"]), ("little", fit["little"]))
+    assert forkjoin.background_of(little=0.0) == (("big", fit["big"]), ("little", 0.0))
+    assert forkjoin.background_of(big=0.5) == (("big", 0.5), ("little", fit["little"]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(big=st.floats(0.0, 1.0), little=st.floats(0.0, 1.0))
+def test_a_quiet_phone_is_ideal_lockstep_and_more_background_is_never_faster(big, little):
+    cores = tuple(range(8))
+    quiet = cpu_cost(SOC, CONV, _with_bg(_cfg(cores=cores), 0.0, 0.0))
+    busy = cpu_cost(SOC, CONV, _with_bg(_cfg(cores=cores), little, big))
+    assert dict(quiet.detail)["noise_s"] == 0.0
+    assert busy.time_s >= quiet.time_s
+    u = forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), little, big), cores)
+    assert 0.0 <= u <= forkjoin.U_MAX
+    assert busy.time_s == pytest.approx(quiet.time_s + dict(busy.detail)["noise_s"], rel=1e-9)
+
+
+def test_the_cost_memo_keys_on_the_background():
+    """Two runs on one SoC with different backgrounds never share a cost (the oracle's key, the
+    model's memo and a fleet's shared table all key on the CpuConfig, which carries it)."""
+    from socsim.engine.oracle import CostOracle
+    quiet = CostOracle(SOC, cpu_background=forkjoin.background_of(0.0, 0.0))
+    fitted = CostOracle(SOC)
+    freqs = tuple(sorted((cl.name, cl.max_mhz) for cl in SOC.cpu.clusters[1:]))
+    cq = quiet.config("cpu", cores=(4, 5, 6, 7), freqs=freqs)
+    cf = fitted.config("cpu", cores=(4, 5, 6, 7), freqs=freqs)
+    assert cq.background == (("big", 0.0), ("little", 0.0)) and cf.background is None
+    assert cq != cf and CostOracle._key(CONV, "cpu", cq) != CostOracle._key(CONV, "cpu", cf)
+    model = CpuCostModel(SOC)
+    t_f, t_q = model.cost(CONV, cf).time_s, model.cost(CONV, cq).time_s   # one model, both answers
+    assert t_q < t_f
+    assert t_f == pytest.approx(t_q / (1.0 - forkjoin.background_share(SOC, cf, cf.cores)), rel=1e-6)
+    # other units' configurations are left alone
+    assert not hasattr(quiet.config("gpu"), "background")
