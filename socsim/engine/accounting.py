@@ -21,7 +21,9 @@ from typing import Callable
 import numpy as np
 
 from socsim.engine.batch import BatchWalker
+from socsim.engine import pieces_kernel
 from socsim.engine.context import RunContext
+from socsim.engine.pieces_kernel import sample_offsets
 from socsim.engine.template import BatchTemplate
 from socsim.hw.battery import BatteryState, battery_counters, battery_step, counter_columns, step_profile
 from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor
@@ -80,6 +82,8 @@ class Accounting:
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]
         self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
+        bn = soc.battery.thermal_node
+        self._batt_node = self.thermal.index(bn) if bn in self.thermal.node_names else None
         # which of the governor's zones (all the spec's) are read, i.e. the columns of ``zones``
         self._gov_cols = [z.node != soc.thermal.ambient_node for z in soc.thermal.zones]
         self._gov_present = np.array(self._gov_cols, dtype=np.bool_)
@@ -156,24 +160,21 @@ class Accounting:
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
-        grid = self._next_sample_s + self.sample_s * np.arange(n_grid)
-        offs = np.empty(n_grid + 1)
-        np.subtract(grid, t0, out=offs[:-1])
-        offs[-1] = dur
-        offs = np.minimum(np.maximum(offs, 0.0), dur)  # a sample at the part end may round past it
+        # the sampling boundaries and the pieces' ends, clipped (a sample at the part end may round past it)
+        grid, offs = sample_offsets(t0, self._next_sample_s, self.sample_s, n_grid, dur)
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
         else:
             cum0 = np.zeros((1, len(self.rails)))
         charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
-        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
+        batt_temp = self._batt_temp()
         before = self.battery
         # the governor polls on its own clock (every polling_s from t = 0), not the sampling
         # grid's: while it can act (a zone near or past a trip) the part is cut at its polls
         # too, so its decisions do not depend on the output's sampling period
         polls: np.ndarray | None = None
         samples: np.ndarray | None = None
-        if self._near(self.temps[None, self._zone_nodes]) and math.isfinite(self._poll_s):
+        if self._near_now() and math.isfinite(self._poll_s):
             offs, polls, samples = self._poll_grid(offs, t0, t1, dur)
         pieces = self._pieces(tpl, a, cum0, offs, static_mw)
         step = self._battery(before, pieces, dur, batt_temp, charging_w)
@@ -186,7 +187,7 @@ class Accounting:
                 step = self._battery(before, pieces, dur, batt_temp, charging_w)
                 temps, zt = self._heat(pieces, step[3])
         stop = self._poll(zt, t0 + offs, t1, stop_if, polls)
-        cum, dts, piece_j = pieces
+        cum, dts, piece_j, _ = pieces
         if stop is not None:
             # caps changed at the end of piece ``stop``: this part ends there
             dur = float(offs[stop])
@@ -197,7 +198,8 @@ class Accounting:
             temps = np.vstack([temps[:stop + 1], temps[stop:stop + 1]])
             zt = np.vstack([zt[:stop + 1], zt[stop:stop + 1]])
             batch_j = cum[stop] - cum0[0] + static_mw * 1e-3 * dur
-            step = self._battery(before, (None, dts, piece_j), dur, batt_temp, charging_w)
+            step = self._battery(before, (None, dts, piece_j, np.where(dts > 0, dts, 1.0)), dur, batt_temp,
+                                 charging_w)
         elif cut:
             batch_j = cum[-1] - cum0[0] + static_mw * 1e-3 * dur
         elif a > 0.0:
@@ -223,7 +225,7 @@ class Accounting:
             self.battery, self._batt_i, self._batt_v = step[:3]
             self._charging_w = charging_w
         self.rctx.battery_soc = self.battery.soc
-        self.rctx.battery_temp_c = self._node_temp_by_node(self.soc.battery.thermal_node)
+        self.rctx.battery_temp_c = self._batt_temp()
         if not isinstance(self.recorder, NullRecorder):
             self._sample_chunk(tpl, a, freqs, grid, offs_s, dts_s, piece_s, temps_s, before, batt_temp)
         if n_grid:
@@ -292,13 +294,16 @@ class Accounting:
         return fine, polls, np.flatnonzero(is_sample)
 
     def _pieces(self, tpl: BatchTemplate, a: float, cum0: np.ndarray, offs: np.ndarray,
-                static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The part cut at ``offs`` (part-relative piece ends): the template's cumulative dynamic
-        energy at each end, the pieces' lengths and their rail energies (static included)."""
+        energy at each end, the pieces' lengths, their rail energies (static included) and the
+        lengths to divide by for a piece's power (1 for an empty piece)."""
+        if len(tpl.edges_s) >= 2:   # (the same operations, compiled: socsim.engine.pieces_kernel)
+            return pieces_kernel.pieces(offs, a, tpl.edges_s, tpl.cum_dyn_j, tpl.duration_s, cum0[0], static_mw)
         cum = tpl.dyn_energy_until(offs + a) if a > 0.0 else tpl.dyn_energy_until(offs)
         dts = _diff0(offs, 0.0)
         piece_j = _diff0(cum, cum0[0]) + np.outer(dts, static_mw * 1e-3)
-        return cum, dts, piece_j
+        return cum, dts, piece_j, np.where(dts > 0, dts, 1.0)
 
     def _battery(self, before: BatteryState, pieces: tuple, dur: float, batt_temp: float,
                  charging_w: float) -> tuple:
@@ -309,10 +314,10 @@ class Accounting:
         aux = np.zeros(len(self.thermal.node_names))
         if dur <= 0:
             return self.battery, self._batt_i, self._batt_v, aux
-        _, dts, piece_j = pieces
+        _, dts, piece_j, safe = pieces
         total_j = float(piece_j.sum())
         # the pieces' own powers: the pack's current is convex in the load (battery_step)
-        profile = (piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0), dts) if len(dts) > 1 else None
+        profile = (piece_j.sum(axis=1) / safe, dts) if len(dts) > 1 else None
         state, cur, volt = battery_step(self.soc.battery, before, total_j / dur, dur, batt_temp, charging_w,
                                         profile=profile)
         for key, gained in (("battery", state.loss_j - before.loss_j),
@@ -323,12 +328,21 @@ class Accounting:
 
     def _heat(self, pieces: tuple, aux_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Node temperatures at the pieces' ends, and the zones' readings among them."""
-        _, dts, piece_j = pieces
-        safe = np.where(dts > 0, dts, 1.0)
+        _, dts, piece_j, safe = pieces
         node_w = (piece_j / safe[:, None]) @ self._heat_map + aux_w
         temps = self.thermal.advance_many(self.temps, node_w, dts)
         zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
         return temps, zt
+
+    def _near_now(self) -> bool:
+        """:meth:`_near` of the current readings alone."""
+        if self._gov_active or not len(self._zone_nodes):
+            return self._gov_active
+        return bool((self.temps[self._zone_nodes] >= self._zone_alert).any())
+
+    def _batt_temp(self) -> float:
+        """The battery node's temperature (ambient where the pack has no node of its own)."""
+        return float(self.temps[self._batt_node]) if self._batt_node is not None else self.thermal.ambient_c
 
     def _near(self, zt: np.ndarray) -> bool:
         """Whether the governor can act over these readings (a zone near or past a trip)."""

@@ -44,6 +44,10 @@ from socsim.hw import units as hw_units
 from socsim.spec.soc import SocSpec
 from socsim.spec.workload import Workload
 
+#: entries a per-run memo of a pure per-batch function keeps before it starts again (bounds
+#: memory on runs whose plans keep changing; a hit saves work, a miss costs nothing more)
+_MEMO_MAX = 4096
+
 
 class Engine(PlanSwitching, Environment):
     """One run of a workload on a SoC under a scheduler: the training loop (here), plan switching
@@ -75,6 +79,9 @@ class Engine(PlanSwitching, Environment):
         self._freqs: dict[str, float] = {}
         # _capped's operating points by (request, caps, GPU clock): a pure function of them
         self._capped_memo: dict[tuple, dict[str, float]] = {}
+        # pure functions of their keys, asked once per batch (bounded: cleared when full)
+        self._requested_memo: dict[tuple, tuple[Plan, dict[str, float]]] = {}
+        self._util_memo: dict[tuple, dict[str, float]] = {}
         self._util: dict[str, float] = {}
         # the GPU devfreq governor's frequency (socsim.hw.gpu_dvfs): the top OPP until a batch
         # with GPU work has been sampled
@@ -301,7 +308,18 @@ class Engine(PlanSwitching, Environment):
 
     # ------------------------------------------------------------------ operating points
     def _requested(self, plan: Plan) -> dict[str, float]:
-        """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps)."""
+        """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps):
+        :meth:`_requested_at`, memoised on what it reads (the plan is kept with its entry, so
+        its id stays unique)."""
+        key = (id(plan), tuple(self._util.items()), tuple(self._interference.items()))
+        hit = self._requested_memo.get(key)
+        if hit is None:
+            if len(self._requested_memo) >= _MEMO_MAX:
+                self._requested_memo.clear()
+            hit = self._requested_memo[key] = (plan, self._requested_at(plan))
+        return dict(hit[1])
+
+    def _requested_at(self, plan: Plan) -> dict[str, float]:
         gov = plan.governor or self.workload.cpu.governor
         # a plan without CPU cores (all on the GPU or DSP) still has its host core: it prepares
         # and hands over, so its cluster is in use
@@ -355,7 +373,13 @@ class Engine(PlanSwitching, Environment):
         of the CPU ops resuming (rate limit ~ms), so those ops run at the clock their own load
         sets: the accelerator time is left out of the denominator.  The host core's own work
         (graph preparation, the FastRPC copies) counts as busy."""
-        active = dur_s
-        for u in hw_units.accelerators():
-            active -= busy.get(u.name, 0.0)
-        return dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)
+        key = (plan.cpu_cores, tuple(busy.items()), dur_s)
+        hit = self._util_memo.get(key)
+        if hit is None:
+            active = dur_s
+            for u in hw_units.accelerators():
+                active -= busy.get(u.name, 0.0)
+            if len(self._util_memo) >= _MEMO_MAX:
+                self._util_memo.clear()
+            hit = self._util_memo[key] = dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)
+        return dict(hit)

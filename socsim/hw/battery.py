@@ -21,6 +21,7 @@ the phone and that current take.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,10 +82,44 @@ def _ocv_table(spec: Battery) -> tuple[np.ndarray, np.ndarray]:
     return hit[1], hit[2]
 
 
+_OCV_LISTS: dict[int, tuple[object, list[float], list[float]]] = {}
+
+
 def ocv_v(spec: Battery, soc: float) -> float:
-    """Open-circuit voltage at state of charge ``soc`` (linear in the spec's table, clamped)."""
-    xs, ys = _ocv_table(spec)
-    return float(np.interp(soc, xs, ys))
+    """Open-circuit voltage at state of charge ``soc`` (linear in the spec's table, clamped):
+    ``np.interp(soc, xs, ys)`` for one point, in plain floats (the engine asks twice per batch,
+    and numpy's call costs more than the arithmetic).  The same branches and operations as
+    numpy's ``arr_interp``: below the first point the first value, at or above the last the
+    last value, on a point its value, else ``slope * (soc - x[j]) + y[j]`` with ``slope =
+    (y[j+1] - y[j]) / (x[j+1] - x[j])``; tests/hw/test_battery_ocv.py checks it against np.interp."""
+    hit = _OCV_LISTS.get(id(spec))
+    if hit is None or hit[0] is not spec.ocv_soc:
+        xs_a, ys_a = _ocv_table(spec)
+        hit = _OCV_LISTS[id(spec)] = (spec.ocv_soc, xs_a.tolist(), ys_a.tolist())
+    _, xs, ys = hit
+    return _interp1(float(soc), xs, ys)
+
+
+def _interp1(x: float, xs: list[float], ys: list[float]) -> float:
+    """numpy's ``interp`` at one point (``xs`` ascending, at least one point; NaN gives NaN)."""
+    if len(xs) == 1:
+        return ys[0]
+    if x != x:
+        return x
+    if x < xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    j = bisect_right(xs, x) - 1
+    if xs[j] == x:
+        return ys[j]
+    slope = (ys[j + 1] - ys[j]) / (xs[j + 1] - xs[j])
+    r = slope * (x - xs[j]) + ys[j]
+    if r != r:
+        r = slope * (x - xs[j + 1]) + ys[j + 1]
+        if r != r and ys[j] == ys[j + 1]:
+            r = ys[j]
+    return r
 
 
 def internal_resistance_ohm(spec: Battery, temp_c: float) -> float:

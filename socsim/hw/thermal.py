@@ -154,10 +154,10 @@ class ThermalNetwork:
         dts = np.asarray(dts_s, float)
         if not (dts.min(initial=0.0) >= 0.0 and math.isfinite(dts.sum())):   # (NaN fails the first)
             raise ValueError("step lengths must be finite and >= 0")
-        lt = dts[:, None] * self.rates_per_s[None, :]
-        decay = np.exp(-lt)
+        neg_lt = -(dts[:, None] * self.rates_per_s[None, :])
+        decay = np.exp(neg_lt)
         # -expm1(-lambda dt) / lambda, and dt for a mode with lambda = 0 (divided by 1, replaced)
-        gain = -np.expm1(-lt) / self._safe_rates
+        gain = -np.expm1(neg_lt) / self._safe_rates
         if self._any_zero_mode:
             gain[:, self._zero_modes] = dts[:, None]
         drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)

@@ -1,0 +1,107 @@
+"""The element-wise part of a batch's accounting in one compiled call (socsim.engine.accounting).
+
+A part of a batch is cut at the sampling boundaries (and, near a trip, at the governor's polls)
+into pieces; each piece's end gets the template's cumulative dynamic energy, interpolated
+within the template's segment, and each piece its length and its rail energies (dynamic plus
+static).  In numpy that is some thirty calls on arrays of a few elements per batch, most of the
+engine's per-batch cost; here it is one.  Every value is the same IEEE operation, in the same
+order, as the numpy expressions it replaces (no fast-math, no contraction into fused
+multiply-adds), so the results are bit for bit numpy's: :func:`pieces_ref` is that numpy code,
+and tests/engine/test_pieces_kernel.py compares the two with hypothesis.  Reductions and matrix
+products (numpy's pairwise sums, BLAS) stay in numpy, in the caller.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+def pieces_ref(offs: np.ndarray, a: float, edges: np.ndarray, cum_dyn: np.ndarray, duration: float,
+               cum0: np.ndarray, static_mw: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The numpy reference (``BatchTemplate.dyn_energy_until`` and ``Accounting._pieces`` as
+    they were): (cum, dts, piece_j, safe) for piece ends ``offs`` (part-relative, from offset
+    ``a`` of the template)."""
+    x = offs + a if a > 0.0 else offs
+    o = np.minimum(np.maximum(np.asarray(x, float), 0.0), duration)
+    i = np.minimum(np.maximum(np.searchsorted(edges, o, side="right") - 1, 0), len(edges) - 2)
+    span = edges[i + 1] - edges[i]
+    w = np.where(span > 0, (o - edges[i]) / np.where(span > 0, span, 1.0), 0.0)
+    cum = cum_dyn[i] + w[:, None] * (cum_dyn[i + 1] - cum_dyn[i])
+    dts = np.empty_like(offs)
+    dts[0] = offs[0] - 0.0
+    dts[1:] = offs[1:] - offs[:-1]
+    d = np.empty_like(cum)
+    d[0] = cum[0] - cum0
+    d[1:] = cum[1:] - cum[:-1]
+    piece_j = d + np.outer(dts, static_mw * 1e-3)
+    return cum, dts, piece_j, np.where(dts > 0, dts, 1.0)
+
+
+@njit(cache=True, fastmath=False)
+def sample_offsets(t0: float, next_s: float, sample_s: float, n_grid: int, dur: float) -> tuple[np.ndarray, np.ndarray]:
+    """The sampling boundaries in a part (``next_s + sample_s * k``, k < n_grid) and the part's
+    piece ends (part-relative, the last at ``dur``), clipped to [0, dur]."""
+    grid = np.empty(n_grid)
+    offs = np.empty(n_grid + 1)
+    for k in range(n_grid):
+        g = next_s + sample_s * float(k)
+        grid[k] = g
+        offs[k] = g - t0
+    offs[n_grid] = dur
+    for k in range(n_grid + 1):
+        v = offs[k]
+        if not v >= 0.0:      # np.maximum(v, 0.0): v unless v < 0 (NaN stays NaN)
+            v = 0.0 if v < 0.0 else v
+        if not v <= dur:      # np.minimum(v, dur)
+            v = dur if v > dur else v
+        offs[k] = v
+    return grid, offs
+
+
+@njit(cache=True, fastmath=False)
+def pieces(offs: np.ndarray, a: float, edges: np.ndarray, cum_dyn: np.ndarray, duration: float,
+           cum0: np.ndarray, static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`pieces_ref`, compiled (``edges`` at least two long)."""
+    n = offs.shape[0]
+    r = cum_dyn.shape[1]
+    ne = edges.shape[0]
+    cum = np.empty((n, r))
+    dts = np.empty(n)
+    piece_j = np.empty((n, r))
+    safe = np.empty(n)
+    s_j = np.empty(r)
+    for j in range(r):
+        s_j[j] = static_mw[j] * 1e-3
+    prev = 0.0
+    for k in range(n):
+        x = offs[k] + a if a > 0.0 else offs[k]
+        o = x
+        if not o >= 0.0:
+            o = 0.0 if o < 0.0 else o
+        if not o <= duration:
+            o = duration if o > duration else o
+        # searchsorted(edges, o, side="right") - 1, clipped to [0, ne - 2]
+        lo, hi = 0, ne
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if edges[mid] <= o:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo - 1
+        if i < 0:
+            i = 0
+        if i > ne - 2:
+            i = ne - 2
+        span = edges[i + 1] - edges[i]
+        w = (o - edges[i]) / span if span > 0 else 0.0
+        dt = offs[k] - prev
+        prev = offs[k]
+        dts[k] = dt
+        safe[k] = dt if dt > 0 else 1.0
+        for j in range(r):
+            c = cum_dyn[i, j] + w * (cum_dyn[i + 1, j] - cum_dyn[i, j])
+            cum[k, j] = c
+            base = cum0[j] if k == 0 else cum[k - 1, j]
+            piece_j[k, j] = (c - base) + dt * s_j[j]
+    return cum, dts, piece_j, safe
