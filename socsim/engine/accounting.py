@@ -206,11 +206,15 @@ class Accounting:
             batch_j = tpl.dyn_energy_j - cum0[0] + static_mw * 1e-3 * dur
         else:
             batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
+        recording = not isinstance(self.recorder, NullRecorder)
         if polls is not None and samples is not None:
             # the sampling boundaries among the pieces: the samples see pieces between them
             samples = samples[samples <= (stop if stop is not None else len(offs))]
             n_grid = len(samples)
             grid = grid[:n_grid]
+        if not recording:
+            pass
+        elif polls is not None and samples is not None:
             keep = np.append(samples, len(offs) - 1)
             ecum = np.cumsum(piece_j, axis=0)[keep]
             piece_s = _diff0(ecum, 0.0)
@@ -226,7 +230,7 @@ class Accounting:
             self._charging_w = charging_w
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = self._batt_temp()
-        if not isinstance(self.recorder, NullRecorder):
+        if recording:
             self._sample_chunk(tpl, a, freqs, grid, offs_s, dts_s, piece_s, temps_s, before, batt_temp)
         if n_grid:
             self._next_sample_s = float(grid[-1]) + self.sample_s
@@ -275,23 +279,9 @@ class Accounting:
         k1 = math.floor((t1 + 1e-12) / ps)
         if k1 < k0:
             return offs, None, None
-        p_off = ps * np.arange(k0, k1 + 1) - t0
-        s_off = offs[:-1]
-        ends = np.concatenate((s_off, p_off, [dur]))
-        kind = np.concatenate((np.zeros(len(s_off), np.int8), np.ones(len(p_off), np.int8), [2]))
-        order = np.argsort(ends, kind="stable")
-        ends, kind = np.minimum(ends[order], dur), kind[order]
-        new = np.empty(len(ends), bool)
-        new[0] = True
-        new[1:] = (ends[1:] - ends[:-1]) > 1e-12      # a poll and a sample at one time are one end
-        grp = np.cumsum(new) - 1
-        fine = ends[new]
-        fine[-1] = dur
-        polls = np.zeros(len(fine), bool)
-        polls[grp[kind == 1]] = True
-        is_sample = np.zeros(len(fine), bool)
-        is_sample[grp[kind == 0]] = True
-        return fine, polls, np.flatnonzero(is_sample)
+        # merged in one compiled call (socsim.engine.pieces_kernel.poll_grid; its numpy form,
+        # a stable sort of the three runs, is poll_grid_ref)
+        return pieces_kernel.poll_grid(offs, ps, k0, k1, t0, dur)
 
     def _pieces(self, tpl: BatchTemplate, a: float, cum0: np.ndarray, offs: np.ndarray,
                 static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

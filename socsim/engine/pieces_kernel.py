@@ -105,3 +105,90 @@ def pieces(offs: np.ndarray, a: float, edges: np.ndarray, cum_dyn: np.ndarray, d
             base = cum0[j] if k == 0 else cum[k - 1, j]
             piece_j[k, j] = (c - base) + dt * s_j[j]
     return cum, dts, piece_j, safe
+
+
+def poll_grid_ref(offs: np.ndarray, p_off: np.ndarray, dur: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The numpy reference (``Accounting._poll_grid`` as it was): the sampling pieces' ends
+    ``offs`` (the last at ``dur``) merged with the polls' ``p_off``: (the merged ends, which of
+    them are polls, the indices of the sampling boundaries among them)."""
+    s_off = offs[:-1]
+    ends = np.concatenate((s_off, p_off, [dur]))
+    kind = np.concatenate((np.zeros(len(s_off), np.int8), np.ones(len(p_off), np.int8), [2]))
+    order = np.argsort(ends, kind="stable")
+    ends, kind = np.minimum(ends[order], dur), kind[order]
+    new = np.empty(len(ends), bool)
+    new[0] = True
+    new[1:] = (ends[1:] - ends[:-1]) > 1e-12      # a poll and a sample at one time are one end
+    grp = np.cumsum(new) - 1
+    fine = ends[new]
+    fine[-1] = dur
+    polls = np.zeros(len(fine), bool)
+    polls[grp[kind == 1]] = True
+    is_sample = np.zeros(len(fine), bool)
+    is_sample[grp[kind == 0]] = True
+    return fine, polls, np.flatnonzero(is_sample)
+
+
+@njit(cache=True, fastmath=False)
+def poll_grid(offs: np.ndarray, ps: float, k0: int, k1: int, t0: float,
+              dur: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`poll_grid_ref` with the polls at ``ps * k - t0`` for k in k0..k1, compiled: the
+    stable sort of the three runs (sampling ends and polls, each ascending, then ``dur``) is
+    their merge, ties in that order; the ends are then clipped to ``dur``, and ends within 1e-12
+    of the one before are one end."""
+    ns = offs.shape[0] - 1
+    npl = k1 - k0 + 1
+    n = ns + npl + 1
+    p_off = np.empty(npl)
+    for k in range(npl):
+        p_off[k] = ps * float(k0 + k) - t0
+    ends = np.empty(n)
+    kind = np.empty(n, np.int8)
+    i = j = 0
+    m = 0
+    dur_done = False
+    while m < n:
+        # the smallest head; on a tie the earlier run (samples, then polls, then dur)
+        take = -1
+        v = 0.0
+        if i < ns:
+            take, v = 0, offs[i]
+        if j < npl and (take < 0 or p_off[j] < v):
+            take, v = 1, p_off[j]
+        if not dur_done and (take < 0 or dur < v):
+            take, v = 2, dur
+        if take == 0:
+            i += 1
+        elif take == 1:
+            j += 1
+        else:
+            dur_done = True
+        ends[m] = v if v <= dur else dur
+        kind[m] = take
+        m += 1
+    n_fine = 1
+    for k in range(1, n):
+        if (ends[k] - ends[k - 1]) > 1e-12:
+            n_fine += 1
+    fine = np.empty(n_fine)
+    polls = np.zeros(n_fine, np.bool_)
+    is_sample = np.zeros(n_fine, np.bool_)
+    g = -1
+    n_samples = 0
+    for k in range(n):
+        if k == 0 or (ends[k] - ends[k - 1]) > 1e-12:
+            g += 1
+            fine[g] = ends[k]
+        if kind[k] == 1:
+            polls[g] = True
+        elif kind[k] == 0 and not is_sample[g]:
+            is_sample[g] = True
+            n_samples += 1
+    fine[n_fine - 1] = dur
+    samples = np.empty(n_samples, np.int64)
+    c = 0
+    for k in range(n_fine):
+        if is_sample[k]:
+            samples[c] = k
+            c += 1
+    return fine, polls, samples

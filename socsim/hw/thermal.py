@@ -268,6 +268,8 @@ class ThrottleGovernor:
         # plain tuples for the hot path (update runs at every poll of a long run)
         self._zones = tuple((z.name, tuple(z.trips_c), z.hysteresis_c) for z in spec.zones)
         self._caps_memo: dict[tuple[int, ...], dict[str, float]] = {}
+        # the state quiet_polls returned last and its arrays (reused when it is handed back)
+        self._quiet_arrays: tuple | None = None
         # each zone's cooling-map limit for 0..n trips crossed (_upper), looked up at every poll
         self._uppers = tuple(tuple(self._upper(k, t) for t in range(len(z[1]) + 1))
                              for k, z in enumerate(self._zones))
@@ -325,10 +327,16 @@ class ThrottleGovernor:
         move a zone's steps (-1: none; it is not applied: :meth:`update` makes it, with its
         events), and the last poll time."""
         zs = state.zones
-        tripped = np.array([z.tripped for z in zs], np.int64)
-        steps = np.array([z.steps for z in zs], np.int64)
-        last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
-        last_poll = np.array([z.last_poll_s for z in zs], float)
+        held = self._quiet_arrays
+        if held is not None and held[0] is state:
+            # the state this returned last: its arrays are the ones the scan left (it writes
+            # only the zones' last reading and poll time, and the state below is built from them)
+            _, tripped, steps, last_temp, last_poll = held
+        else:
+            tripped = np.array([z.tripped for z in zs], np.int64)
+            steps = np.array([z.steps for z in zs], np.int64)
+            last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
+            last_poll = np.array([z.last_poll_s for z in zs], float)
         j, last = quiet_polls(times, temps, hot, start, idle, last_poll_s, poll_s, present, self._a_polling,
                               self._a_trips, self._a_ntrips, self._a_hyst, self._a_uppers,
                               tripped, steps, last_temp, last_poll)
@@ -337,6 +345,7 @@ class ThrottleGovernor:
             z if (lp[k] == z.last_poll_s and (lt[k] == z.last_temp_c or (z.last_temp_c is None and lt[k] != lt[k])))
             else ZoneState(z.tripped, z.steps, None if lt[k] != lt[k] else lt[k], lp[k])
             for k, z in enumerate(zs)))
+        self._quiet_arrays = (new, tripped, steps, last_temp, last_poll)
         return new, int(j), float(last)
 
     def update(self, state: ThrottleState, zone_temps: Mapping[str, float],

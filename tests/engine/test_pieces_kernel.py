@@ -7,7 +7,7 @@ import math
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from socsim.engine.pieces_kernel import pieces, pieces_ref, sample_offsets
+from socsim.engine.pieces_kernel import pieces, pieces_ref, poll_grid, poll_grid_ref, sample_offsets
 
 pos = st.floats(0.0, 5.0, allow_nan=False, allow_infinity=False)
 
@@ -56,3 +56,23 @@ def test_offsets_before_the_part_clip_to_zero():
     g, o = sample_offsets(10.0, 9.5, 0.25, 4, 0.4)
     assert g.tolist() == [9.5, 9.75, 10.0, 10.25]
     assert o.tolist() == [0.0, 0.0, 0.0, 0.25, 0.4] and not math.isnan(o.sum())
+
+
+@settings(max_examples=400, deadline=None)
+@given(t0=st.floats(0.0, 1e4, allow_nan=False), first=st.floats(0.0, 1.0, allow_nan=False),
+       sample=st.floats(0.01, 1.0, allow_nan=False), n=st.integers(0, 20),
+       dur=st.floats(1e-6, 8.0, allow_nan=False), ps=st.sampled_from([0.25, 0.1, 1.0, 0.3, 0.05]),
+       aligned=st.booleans())
+def test_poll_grid_matches_numpy(t0, first, sample, n, dur, ps, aligned):
+    if aligned:   # samples and polls on one clock: coinciding ends
+        t0, first, sample = round(t0 / ps) * ps, ps, ps
+    _, offs = sample_offsets(t0, t0 + first, sample, n, dur)
+    t1 = t0 + dur
+    k0 = math.floor((t0 + 1e-12) / ps) + 1
+    k1 = math.floor((t1 + 1e-12) / ps)
+    if k1 < k0:
+        return
+    want = poll_grid_ref(offs, ps * np.arange(k0, k1 + 1) - t0, dur)
+    got = poll_grid(offs, ps, k0, k1, t0, dur)
+    for w, g in zip(want, got):
+        assert w.shape == g.shape and w.tobytes() == g.tobytes(), (w, g)
