@@ -66,6 +66,7 @@ class Accounting:
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._idle_sum_mw = float(self._idle_mw.sum())
         self._heat_map = self._heat_matrix()
+        self._no_energy = np.zeros((1, len(self.rails)))   # the energy before a part from the batch start (never written)
         self._static_terms: dict[int, tuple] = {}
         self._columns: list[str] | None = None
         hs = soc.thermal.heat_sources
@@ -165,7 +166,7 @@ class Accounting:
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
         else:
-            cum0 = np.zeros((1, len(self.rails)))
+            cum0 = self._no_energy
         charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
         batt_temp = self._batt_temp()
         before = self.battery
@@ -186,7 +187,7 @@ class Accounting:
                 pieces = self._pieces(tpl, a, cum0, offs, static_mw)
                 step = self._battery(before, pieces, dur, batt_temp, charging_w)
                 temps, zt = self._heat(pieces, step[3])
-        stop = self._poll(zt, t0 + offs, t1, stop_if, polls)
+        stop = self._poll(zt, t0 + offs, t1, stop_if, polls) if polls is not None else None
         cum, dts, piece_j, _ = pieces
         if stop is not None:
             # caps changed at the end of piece ``stop``: this part ends there
@@ -241,7 +242,7 @@ class Accounting:
         st.idle_energy_j += self._idle_sum_mw * 1e-3 * dur
         st.foreground_energy_j += fg_mw * 1e-3 * dur
         st.peak_mem_bytes = max(st.peak_mem_bytes, self.walker.memory(plan)[0])
-        return (tpl.duration_s if stop is None and not cut else a + dur), float(batch_j.sum())
+        return (tpl.duration_s if stop is None and not cut else a + dur), float(_SUM(batch_j))
 
     def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> tuple[np.ndarray, float]:
         """Power held over a part (mW per rail): static power at the current temperatures
@@ -260,8 +261,8 @@ class Accounting:
     def _peaks(self, temps: np.ndarray, zt: np.ndarray) -> None:
         """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
         st = self.stats
-        st.peak_c = max(st.peak_c, float(temps.max()))
-        zmax = zt.max(axis=0).tolist() if len(zt) else []
+        st.peak_c = max(st.peak_c, float(_MAX(temps, axis=None)))
+        zmax = _MAX(zt, axis=0).tolist() if len(zt) else []
         peaks = st.zone_peak_c
         for z, v in zip(self._zone_names, zmax):
             if v > peaks.get(z, -math.inf):
@@ -305,9 +306,9 @@ class Accounting:
         if dur <= 0:
             return self.battery, self._batt_i, self._batt_v, aux
         _, dts, piece_j, safe = pieces
-        total_j = float(piece_j.sum())
+        total_j = float(_SUM(piece_j, axis=None))   # (piece_j.sum(), without the method wrapper)
         # the pieces' own powers: the pack's current is convex in the load (battery_step)
-        profile = (piece_j.sum(axis=1) / safe, dts) if len(dts) > 1 else None
+        profile = (_SUM(piece_j, axis=1) / safe, dts) if len(dts) > 1 else None
         state, cur, volt = battery_step(self.soc.battery, before, total_j / dur, dur, batt_temp, charging_w,
                                         profile=profile)
         for key, gained in (("battery", state.loss_j - before.loss_j),
@@ -530,6 +531,11 @@ class Accounting:
             np.asarray(mem, float)[:, None], np.asarray(batch, float)[:, None],
         ])
         self.recorder.samples(self._columns, np.asarray(t, float), block)
+
+
+#: ndarray.sum() and .max() are these reductions behind a Python wrapper; called directly on
+#: the per-batch path (the same reduction, the same result)
+_SUM, _MAX = np.add.reduce, np.maximum.reduce
 
 
 def _diff0(x: np.ndarray, first) -> np.ndarray:

@@ -187,7 +187,7 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
     energy_j = loss_j = None
     if profile is not None and len(profile[0]) > 1:   # one piece: its power is the mean
         pw, pdt = np.asarray(profile[0], float), np.asarray(profile[1], float)
-        total = float(pdt.sum())
+        total = float(np.add.reduce(pdt))   # (pdt.sum(), without the method wrapper)
         if total > 0.0:
             cur = np.maximum(piece_currents(ocv, r, pw - supply_w), -i_cv)
             i = float(cur @ pdt) / total
@@ -232,7 +232,7 @@ def battery_counters(state: BatteryState, current_a: float, terminal_v: float) -
 def piece_currents(ocv: float, r_ohm: float, net_w: np.ndarray) -> np.ndarray:
     """:func:`pack_current_a` of each net power in ``net_w`` (vectorised)."""
     disc = ocv * ocv - 4.0 * r_ohm * net_w
-    if disc.min() > 0.0:   # the usual case: every piece within the pack's maximum power
+    if np.minimum.reduce(disc) > 0.0:   # (disc.min())   # the usual case: every piece within the pack's maximum power
         return 2.0 * net_w / (ocv + np.sqrt(disc))
     root = np.sqrt(np.maximum(disc, 0.0))
     return np.where(disc > 0.0, 2.0 * net_w / (ocv + root), ocv / (2.0 * r_ohm))

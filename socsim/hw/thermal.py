@@ -152,7 +152,9 @@ class ThermalNetwork:
         ``dts_s``), each with constant power: the same exact solution as :meth:`advance`, for a
         whole batch at once.  Returns a (steps x nodes) array."""
         dts = np.asarray(dts_s, float)
-        if not (dts.min(initial=0.0) >= 0.0 and math.isfinite(dts.sum())):   # (NaN fails the first)
+        # (ufunc reductions called directly: dts.min(initial=0.0) and dts.sum(), without the
+        # method wrappers' cost; NaN fails the first)
+        if not (_MIN(dts, initial=0.0) >= 0.0 and math.isfinite(_SUM(dts))):
             raise ValueError("step lengths must be finite and >= 0")
         neg_lt = -(dts[:, None] * self.rates_per_s[None, :])
         decay = np.exp(neg_lt)
@@ -162,7 +164,7 @@ class ThermalNetwork:
             gain[:, self._zero_modes] = dts[:, None]
         drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
-        out = modal_scan(np.ascontiguousarray(z), np.ascontiguousarray(decay), np.ascontiguousarray(drive))
+        out = modal_scan(z, decay, drive)   # (all three are fresh, C-contiguous arrays)
         return self.ambient_c + out @ self._to_node.T
 
     def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:
@@ -170,6 +172,9 @@ class ThermalNetwork:
         if np.any(self.rates_per_s == 0):
             raise ValueError("a thermal node group has no path to ambient: no steady state")
         return self.ambient_c + np.linalg.solve(self.conductance_w_per_k, np.asarray(node_power_w, float))
+
+
+_MIN, _SUM = np.minimum.reduce, np.add.reduce
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
