@@ -37,6 +37,19 @@ def pieces_ref(offs: np.ndarray, a: float, edges: np.ndarray, cum_dyn: np.ndarra
     return cum, dts, piece_j, np.where(dts > 0, dts, 1.0)
 
 
+@njit(cache=True, fastmath=False, inline="always")
+def _max(v: float, m: float) -> float:
+    """``np.maximum(v, m)``: NaN propagates; on a tie the second operand (so the sign of a zero
+    is ``m``'s, as numpy's SIMD maximum gives it)."""
+    return v if (v > m or v != v) else m
+
+
+@njit(cache=True, fastmath=False, inline="always")
+def _min(v: float, m: float) -> float:
+    """``np.minimum(v, m)``, likewise."""
+    return v if (v < m or v != v) else m
+
+
 @njit(cache=True, fastmath=False)
 def sample_offsets(t0: float, next_s: float, sample_s: float, n_grid: int, dur: float) -> tuple[np.ndarray, np.ndarray]:
     """The sampling boundaries in a part (``next_s + sample_s * k``, k < n_grid) and the part's
@@ -49,12 +62,7 @@ def sample_offsets(t0: float, next_s: float, sample_s: float, n_grid: int, dur: 
         offs[k] = g - t0
     offs[n_grid] = dur
     for k in range(n_grid + 1):
-        v = offs[k]
-        if not v >= 0.0:      # np.maximum(v, 0.0): v unless v < 0 (NaN stays NaN)
-            v = 0.0 if v < 0.0 else v
-        if not v <= dur:      # np.minimum(v, dur)
-            v = dur if v > dur else v
-        offs[k] = v
+        offs[k] = _min(_max(offs[k], 0.0), dur)
     return grid, offs
 
 
@@ -75,11 +83,7 @@ def pieces(offs: np.ndarray, a: float, edges: np.ndarray, cum_dyn: np.ndarray, d
     prev = 0.0
     for k in range(n):
         x = offs[k] + a if a > 0.0 else offs[k]
-        o = x
-        if not o >= 0.0:
-            o = 0.0 if o < 0.0 else o
-        if not o <= duration:
-            o = duration if o > duration else o
+        o = _min(_max(x, 0.0), duration)
         # searchsorted(edges, o, side="right") - 1, clipped to [0, ne - 2]
         lo, hi = 0, ne
         while lo < hi:
@@ -163,7 +167,7 @@ def poll_grid(offs: np.ndarray, ps: float, k0: int, k1: int, t0: float,
             j += 1
         else:
             dur_done = True
-        ends[m] = v if v <= dur else dur
+        ends[m] = _min(v, dur)
         kind[m] = take
         m += 1
     n_fine = 1

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from socsim.hw.battery_kernel import profile_terms
 from socsim.spec.soc import Battery
 
 COULOMB_PER_MAH = 3.6
@@ -189,10 +190,11 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
         pw, pdt = np.asarray(profile[0], float), np.asarray(profile[1], float)
         total = float(np.add.reduce(pdt))   # (pdt.sum(), without the method wrapper)
         if total > 0.0:
-            cur = np.maximum(piece_currents(ocv, r, pw - supply_w), -i_cv)
+            # the pieces' currents and energy/loss factors in one compiled call (socsim.hw.battery_kernel)
+            cur, term, sq = profile_terms(ocv, r, pw, supply_w, i_cv)
             i = float(cur @ pdt) / total
-            energy_j = float(((ocv - cur * r) * cur) @ pdt) * dt_s / total
-            loss_j = float((cur * cur) @ pdt) * r * dt_s / total
+            energy_j = float(term @ pdt) * dt_s / total
+            loss_j = float(sq @ pdt) * r * dt_s / total
     charge = state.charge_c - i * dt_s
     if charge < 0.0:                     # empty: the pack gives what it has left
         i, charge = state.charge_c / dt_s, 0.0

@@ -76,3 +76,14 @@ def test_poll_grid_matches_numpy(t0, first, sample, n, dur, ps, aligned):
     got = poll_grid(offs, ps, k0, k1, t0, dur)
     for w, g in zip(want, got):
         assert w.shape == g.shape and w.tobytes() == g.tobytes(), (w, g)
+
+
+def test_clips_are_numpys_on_signed_zeros_and_nan():
+    from socsim.engine.pieces_kernel import _max, _min
+    vals = [0.0, -0.0, 1.5, -1.5, math.nan, math.inf, -math.inf]
+    for v in vals:
+        for m in vals:
+            for ours, theirs in ((_max, np.maximum), (_min, np.minimum)):
+                want = theirs(np.array([v]), m)
+                got = np.array([ours(v, m)])
+                assert want.tobytes() == got.tobytes(), (ours, v, m)
