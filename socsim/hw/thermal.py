@@ -217,11 +217,35 @@ class ZoneReader:
                 w = np.array([z.sensors[n] for n in nodes], float)
                 self._zones.append((z.math, nodes, w, float(z.offset_c)))
         self._net, self._amb = net, amb
+        # without the ambient node among them, the node columns are read in one gather, and each
+        # virtual zone's sensor columns without the per-node lookups (the same arrays as before)
+        self._gather = not self._plain and all(
+            (nodes != amb if kind == "node" else amb not in nodes) for kind, nodes, _, _ in self._zones)
+        if self._gather:
+            self._node_ks = np.array([k for k, z in enumerate(self._zones) if z[0] == "node"], dtype=int)
+            self._node_cols = np.array([net.index(z[1]) for z in self._zones if z[0] == "node"], dtype=int)
+            self._virtual = [(k, kind, [net.index(n) for n in nodes], w, off)
+                             for k, (kind, nodes, w, off) in enumerate(self._zones) if kind != "node"]
 
     def read(self, temps: np.ndarray) -> np.ndarray:
         """Readings, steps x zones."""
         if self._plain:
             return temps[:, self._cols] if len(self._cols) else np.zeros((len(temps), 0))
+        if self._gather:
+            out = np.empty((len(temps), len(self._zones)))
+            if len(self._node_ks):
+                out[:, self._node_ks] = temps[:, self._node_cols]
+            for k, kind, idx, w, off in self._virtual:
+                # (built as before, by column_stack: a gathered copy's weighted sum can differ in
+                # the last bit, as BLAS may take another path for it)
+                cols = np.column_stack([temps[:, i] for i in idx])
+                if kind == "weighted":
+                    out[:, k] = cols @ w + off
+                elif kind == "max":
+                    out[:, k] = cols.max(axis=1)
+                else:
+                    out[:, k] = cols.min(axis=1)
+            return out
         out = np.empty((len(temps), len(self._zones)))
         for k, (kind, nodes, w, off) in enumerate(self._zones):
             if kind == "node":
