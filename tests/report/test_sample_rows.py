@@ -107,3 +107,20 @@ def test_the_trace_draws_the_grouped_rows(tmp_path):
         expect.append(rows[-1])   # a value repeated at the last sample spans the run
     assert tr.counters["power.cpu_mw"] == expect
     assert expect[-1][0] == round(t[-1] * 1e9)
+
+
+def test_the_defaults_leave_every_shipped_workload_as_it_was():
+    """The thresholds sit above every workload in workloads/ (the golden outputs, scripts/golden.sh,
+    stay byte for byte): batches below batch_rows and trace_every x trace_limit; their longest
+    time series (swan_shufflenet.yaml, 18,380 rows) below sample_rows."""
+    from pathlib import Path
+
+    from socsim.api import prepare
+    from socsim.spec.workload import Output
+
+    out = Output()
+    assert out.sample_rows is not None and out.sample_rows > 18_380
+    root = Path(__file__).resolve().parents[2] / "workloads"
+    totals = {w.name: prepare(str(w))[0].total_batches for w in sorted(root.glob("*.yaml"))}
+    assert len(totals) >= 20
+    assert max(totals.values()) <= min(out.batch_rows or 0, out.trace_every * (out.trace_limit or 0))
