@@ -124,3 +124,31 @@ def test_the_defaults_leave_every_shipped_workload_as_it_was():
     totals = {w.name: prepare(str(w))[0].total_batches for w in sorted(root.glob("*.yaml"))}
     assert len(totals) >= 20
     assert max(totals.values()) <= min(out.batch_rows or 0, out.trace_every * (out.trace_limit or 0))
+
+
+def test_a_run_past_sample_rows_reports_what_a_run_with_every_sample_reports(tmp_path):
+    """Through the CLI: the summary does not depend on how timeseries.csv groups its samples, the
+    grouped series keeps each rail's energy, and its trace and report are written."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    from cli_helpers import invoke, write_workload
+
+    wl = write_workload(tmp_path, batches=150)
+    outs = {}
+    for limit in ("null", "12"):
+        out = tmp_path / f"out-{limit}"
+        r = invoke("run", "--soc", "sd865", str(wl), "--set", f"output.sample_rows={limit}", "--set",
+                   "output.sample_ms=1", "--deterministic", "--quiet", "--out", str(out))
+        assert r.exit_code == 0, r.output
+        outs[limit] = out
+    assert (outs["null"] / "summary.json").read_text() == (outs["12"] / "summary.json").read_text()
+    full, grouped = load_timeseries(outs["null"]), load_timeseries(outs["12"])
+    assert len(full) > 40 and len(grouped) == batch_rows(len(full) - 1, 12) + 1 < len(full)
+    for c in full.select("power.", "_mw"):
+        area = [float(np.sum(s.column(c)[:-1] * np.diff(s.t_s))) for s in (full, grouped)]
+        assert math.isclose(area[1], area[0], rel_tol=1e-9, abs_tol=1e-9), c
+    np.testing.assert_array_equal(grouped.values[-1], full.values[-1])
+    decode(outs["12"] / "trace.perfetto-trace")
+    assert (outs["12"] / "report.html").stat().st_size > 0
