@@ -395,9 +395,11 @@ class _UnitChoice(click.Choice):
 @click.option("--cores", default=None, help="core set for --unit cpu  [default: big1]")
 @click.option("--freq", default=None, help="max|mid|min (the unit's OPPs) or MHz; default: the top OPP, the training clock on the DSP")
 @click.option("--no-batch-padding", is_flag=True, help="DSP: do not pad batches as Hexagon NN does")
+@click.option("--staging", type=click.Choice(["l2", "vtcm_dma"]), default=None,
+              help="DSP: how HVX reaches activations (default: the SoC's dsp.activation_staging)")
 @click.option("--json", "json_path", default=None, help="also write the result as JSON to this file ('-': stdout)")
 def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtype, cores, freq,
-       no_batch_padding, json_path):
+       no_batch_padding, staging, json_path):
     """Time one operator on one unit, like a profiler on the phone.
 
     KIND: conv2d, conv2d_dgrad, conv2d_wgrad, dwconv2d, dwconv2d_dgrad, dwconv2d_wgrad, maxpool,
@@ -410,7 +412,7 @@ def op(soc, unit, kind, batch, in_shape, out_channels, kernel, stride, pad, dtyp
     _check_outputs(json=json_path)
     res = time_op(soc, unit, kind, batch=batch, in_shape=in_shape, out_channels=out_channels, kernel=kernel,
                   stride=stride, pad=pad, dtype=dtype, cores=cores, freq=freq,
-                  batch_padding=not no_batch_padding)
+                  batch_padding=not no_batch_padding, staging=staging)
     if json_path:
         _write_atomic(json_path, dump_json(res))
     if json_path != "-":

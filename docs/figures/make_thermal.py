@@ -33,6 +33,9 @@ def main(out: Path = ROOT / "docs" / "figures" / "thermal.png") -> None:
             zone = "cpu-1-0 Temperature"
             ax_t.plot(t, [float(r[zone]) for r in rows], label=f"{label}: big-cluster zone")
             ax_t.plot(t, [float(r["skin-therm Temperature"]) for r in rows], "--", label=f"{label}: skin")
+            if "VIRTUAL-SENSOR Temperature" in rows[0]:   # the vendor's virtual skin sensor (sd865)
+                ax_t.plot(t, [float(r["VIRTUAL-SENSOR Temperature"]) for r in rows], ":",
+                          label=f"{label}: virtual skin sensor")
             with open(d / "batches.csv") as f:
                 b = list(csv.DictReader(f))
             times = [float(r["time_s"]) for r in b]

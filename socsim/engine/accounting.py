@@ -24,7 +24,7 @@ from socsim.engine.batch import BatchWalker
 from socsim.engine.context import RunContext
 from socsim.engine.template import BatchTemplate
 from socsim.hw.battery import BatteryState, battery_counters, battery_step, counter_columns, step_profile
-from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor
+from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor, ZoneReader
 from socsim.engine.recorder import NullRecorder, Recorder
 from socsim.contract import Plan, ThermalEvent
 from socsim.spec.soc import SocSpec
@@ -77,9 +77,11 @@ class Accounting:
                "charger": hs.get("charger", hs.get("platform", soc.battery.thermal_node))}
         self._aux_nodes = {k: self.thermal.index(n) for k, n in aux.items()
                            if n != soc.thermal.ambient_node and n in self.thermal.node_names}
+        # the zones read (a zone on the ambient node is not; a virtual zone is, socsim.hw.thermal.ZoneReader)
         zones = [z for z in soc.thermal.zones if z.node != soc.thermal.ambient_node]
         self._zone_names = [z.name for z in zones]
-        self._zone_nodes = np.array([self.thermal.index(z.node) for z in zones], dtype=int)
+        self._zones_read = ZoneReader(self.thermal, zones)
+        self._nz = len(zones)
         # which of the governor's zones (all the spec's) are read, i.e. the columns of ``zones``
         self._gov_cols = [z.node != soc.thermal.ambient_node for z in soc.thermal.zones]
         self._gov_present = np.array(self._gov_cols, dtype=np.bool_)
@@ -104,14 +106,14 @@ class Accounting:
         self._window_vs = 0.0    # terminal volt-seconds since the row
         self.publish()
         # the peaks start from the initial state (a run the scheduler declines at once has them)
-        self._peaks(self.temps[None, :], self.temps[None, self._zone_nodes])
+        self._peaks(self.temps[None, :], self._zones_read.read(self.temps[None, :]))
 
     def publish(self) -> None:
         """Mirror the live readings into the run context: the zone temperatures, the cluster
         caps, the battery's state of charge and temperature.  Called at construction, so the
         hooks of the first batch see the phone's initial state, not placeholders; after that the
         accounting keeps each reading current as it changes."""
-        self.rctx.temps_c = {z: float(self.temps[n]) for z, n in zip(self._zone_names, self._zone_nodes)}
+        self.rctx.temps_c = dict(zip(self._zone_names, self._zones_read.read(self.temps[None, :])[0].tolist()))
         self.rctx.caps_mhz = dict(self.caps)
         self.rctx.battery_soc = self.battery.soc
         self.rctx.battery_temp_c = self._node_temp_by_node(self.soc.battery.thermal_node)
@@ -173,7 +175,7 @@ class Accounting:
         # too, so its decisions do not depend on the output's sampling period
         polls: np.ndarray | None = None
         samples: np.ndarray | None = None
-        if self._near(self.temps[None, self._zone_nodes]) and math.isfinite(self._poll_s):
+        if self._near(self._zones_read.read(self.temps[None, :])) and math.isfinite(self._poll_s):
             offs, polls, samples = self._poll_grid(offs, t0, t1, dur)
         pieces = self._pieces(tpl, a, cum0, offs, static_mw)
         step = self._battery(before, pieces, dur, batt_temp, charging_w)
@@ -327,7 +329,7 @@ class Accounting:
         safe = np.where(dts > 0, dts, 1.0)
         node_w = (piece_j / safe[:, None]) @ self._heat_map + aux_w
         temps = self.thermal.advance_many(self.temps, node_w, dts)
-        zt = temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((len(temps), 0))
+        zt = self._zones_read.read(temps)
         return temps, zt
 
     def _near(self, zt: np.ndarray) -> bool:
@@ -439,7 +441,7 @@ class Accounting:
         charge = before.charge_c - np.cumsum(q_c[:n])
         if self._columns is None:
             self._columns = self._sample_columns()
-        nr, nc, nz = len(self.rails), len(fq), len(self._zone_nodes)
+        nr, nc, nz = len(self.rails), len(fq), self._nz
         block = np.empty((n, len(self._columns)))
         block[0, :nr] = self._row_cum_j * 1e6
         block[1:, :nr] = cum[:-1] * 1e6
@@ -449,7 +451,7 @@ class Accounting:
         block[1:, c:c + nc] = fq
         c += nc
         row_temps = np.vstack([self._row_temps[None, :], temps[:n - 1]])
-        block[:, c:c + nz] = row_temps[:, self._zone_nodes]
+        block[:, c:c + nz] = self._zones_read.read(row_temps)
         c += nz
         block[:, c:c + row_temps.shape[1]] = row_temps
         c += row_temps.shape[1]
@@ -518,10 +520,9 @@ class Accounting:
         current, voltage), with the frequencies, memory and batch in effect from ``t`` on."""
         if self._columns is None:
             self._columns = self._sample_columns()
-        k = len(t)
         block = np.column_stack([
             cum_j * 1e6, power_mw, freqs_mhz,
-            temps[:, self._zone_nodes] if len(self._zone_nodes) else np.zeros((k, 0)),
+            self._zones_read.read(temps),
             temps, counter_columns(charge_c, self.battery.capacity_c, current_a, terminal_v),
             np.asarray(mem, float)[:, None], np.asarray(batch, float)[:, None],
         ])

@@ -13,18 +13,24 @@ from __future__ import annotations
 import math
 import os
 import time
+from dataclasses import replace
 
 from socsim import reuse
 from socsim.hw import units
-from socsim.hw.cost import CostModel, OpCost, UnitConfig, UnsupportedOp
+from socsim.hw.cost import CostModel, CpuConfig, OpCost, UnitConfig, UnsupportedOp
 from socsim.spec.soc import SocSpec
 from socsim.workload.ops import Op
 
 
 class CostOracle:
-    def __init__(self, soc: SocSpec, dsp_batch_padding: bool = True) -> None:
+    def __init__(self, soc: SocSpec, dsp_batch_padding: bool = True,
+                 cpu_background: tuple[tuple[str, float], ...] | None = None) -> None:
+        """``cpu_background``: the run's background work per CPU domain (the workload's
+        ``environment.background`` as socsim.hw.forkjoin.background_of gives it), put into every
+        CPU configuration (so it is part of every cost's memo key); None: the fitted default."""
         self.soc = soc
         self.dsp_batch_padding = dsp_batch_padding
+        self.cpu_background = cpu_background
         self._models: dict[str, CostModel] = {}
         self._memo: dict[tuple, OpCost | None] = {}
         if reuse.enabled():
@@ -50,8 +56,11 @@ class CostOracle:
         ``bg_dram_gbs``: DRAM bandwidth foreground apps take meanwhile."""
         if mhz is None:
             mhz = dsp_mhz if dsp_mhz is not None else gpu_mhz
-        return units.unit(unit).config(self.soc, cores=cores, freqs=freqs, mhz=mhz, bg_dram_gbs=float(bg_dram_gbs),
-                                       batch_padding=self.dsp_batch_padding)
+        cfg = units.unit(unit).config(self.soc, cores=cores, freqs=freqs, mhz=mhz, bg_dram_gbs=float(bg_dram_gbs),
+                                      batch_padding=self.dsp_batch_padding)
+        if self.cpu_background is not None and isinstance(cfg, CpuConfig):
+            cfg = replace(cfg, background=self.cpu_background)
+        return cfg
 
     @staticmethod
     def _key(op: Op, unit: str, cfg) -> tuple:

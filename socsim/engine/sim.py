@@ -39,9 +39,9 @@ from socsim.engine.stats import RunStats
 from socsim.engine.switching import PlanSwitching, runs_key
 from socsim.engine.template import BatchTemplate
 from socsim.errors import InputError
-from socsim.hw import gpu_dvfs
+from socsim.hw import forkjoin, gpu_dvfs
 from socsim.hw import units as hw_units
-from socsim.spec.soc import SocSpec
+from socsim.spec.soc import SocSpec, with_activation_staging
 from socsim.spec.workload import Workload
 
 
@@ -52,12 +52,20 @@ class Engine(PlanSwitching, Environment):
 
     def __init__(self, soc: SocSpec, workload: Workload, scheduler, recorder: Recorder | None = None,
                  progress: Callable[[int, int], None] | None = None, file: str | None = None) -> None:
+        if workload.dsp.activation_staging is not None:   # the workload's choice over the SoC's
+            try:
+                soc = with_activation_staging(soc, workload.dsp.activation_staging)
+            except ValueError as e:
+                raise InputError(str(e), file=file, field="dsp.activation_staging",
+                                 value=workload.dsp.activation_staging) from None
         self.soc = soc
         self.workload = workload
         self.scheduler = scheduler
         self.recorder = recorder or NullRecorder()
         self.progress = progress
-        self.oracle = CostOracle(soc, workload.dsp.batch_padding)
+        bg = workload.environment.background
+        self.oracle = CostOracle(soc, workload.dsp.batch_padding,
+                                 cpu_background=None if bg is None else forkjoin.background_of(bg.little, bg.big))
         self.pctx = PlanContext(soc, workload, self.oracle, file, precision=run_precision(scheduler, workload))
         self.walker = self.pctx.walker
         self.power = self.walker.power

@@ -25,9 +25,12 @@ def workload_of(case: Case, batches: int) -> dict[str, Any]:
     cpu: dict[str, Any] = {"governor": case.governor, "freq": case.freq}
     if case.cores is not None:
         cpu["cores"] = case.cores
-    return {"name": f"fidelity {case.id}", "model": case.model, "input": list(case.input),
-            "num_classes": case.num_classes, "batch_size": case.batch, "batches": batches, "mode": case.mode,
-            "scheduler": {"name": case.scheduler}, "cpu": cpu}
+    w = {"name": f"fidelity {case.id}", "model": case.model, "input": list(case.input),
+         "num_classes": case.num_classes, "batch_size": case.batch, "batches": batches, "mode": case.mode,
+         "scheduler": {"name": case.scheduler}, "cpu": cpu}
+    if case.background is not None:
+        w["environment"] = {"background": dict(case.background)}
+    return w
 
 
 def simulate(case: Case, batches: int, file: str) -> tuple[float, float]:

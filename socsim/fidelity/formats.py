@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from socsim.spec.base import StrictModel
+from socsim.spec.workload import Background
 
 GENERAL_FORMAT = "socsim-fidelity/1"
 #: a Min-Energy core-set name: BIG2, LITTLE4, HYBRID8, PRIME1
@@ -42,6 +43,9 @@ class Row(StrictModel):
     time_s: PositiveFloat = Field(description="measured time of one batch (s)")
     energy_j: PositiveFloat | None = Field(None, description="measured energy of one batch attributed to the job (J)")
     device: str = Field("", description="the phone, as a label")
+    background: Background | None = Field(
+        None, description="the phone's own background work while it measured, {little, big} (a workload's "
+        "environment.background); default: the fitted values")
 
     @model_validator(mode="after")
     def _threads(self) -> "Row":

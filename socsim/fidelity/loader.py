@@ -126,7 +126,9 @@ def general_suite(f: GeneralFile, data: dict, lines: _Lines, file: str) -> Suite
             cases.append(Case(table=table.name, id=row.id, where=field, line=line, soc=soc, model=model,
                               input=tuple(row.input), num_classes=row.num_classes, batch=row.batch, mode=row.mode,
                               scheduler=row.scheduler, cores=cores, freq=row.freq, governor=governor,
-                              time_s=row.time_s, energy_j=row.energy_j, device=row.device))
+                              time_s=row.time_s, energy_j=row.energy_j, device=row.device,
+                              background=None if row.background is None else
+                              (("big", row.background.big), ("little", row.background.little))))
         ids = {c.id for c in cases}
         ratios = []
         for qi, r in enumerate(table.ratios):

@@ -20,6 +20,10 @@ class CpuConfig:
     cores: tuple[int, ...]
     freqs_mhz: tuple[tuple[str, float], ...]  # (cluster name, MHz), sorted by name
     bg_dram_gbs: float = 0.0  # DRAM bandwidth other masters (foreground apps) take meanwhile
+    # the phone's own background work per core domain during the run, (domain, core-seconds per
+    # second at the domain's top OPP) sorted by domain (socsim.hw.forkjoin; the workload's
+    # environment.background); None: the fitted forkjoin.BACKGROUND_UTIL_TOP
+    background: tuple[tuple[str, float], ...] | None = None
 
     def freq(self, cluster: str) -> float:
         return dict(self.freqs_mhz)[cluster]

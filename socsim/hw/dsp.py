@@ -16,6 +16,13 @@ emulated kernels issue up to two vrmpy per packet (two multiply resources, hw:he
 (hw:hexagon.peak_8bit_mac_per_mhz = 4 contexts x 256), which bounds every op
 (tests/hw/test_dsp_cost.py).  Convolutions sustain 100-190 MACs per cycle per context.
 
+Activation staging (``dsp.activation_staging``, a workload's ``dsp.activation_staging`` overrides):
+``l2`` is the model above, Hexagon NN's path on V65/V66 (activations stream through the L2,
+weights in VTCM; what Mandheling Table 4 measured).  ``vtcm_dma`` (V68 and later, which have a
+user DMA engine) stages activation tiles into the VTCM while HVX computes on the previous tile:
+DRAM bytes from :func:`vtcm_staged_bytes`, time = max(compute, DMA) + the first tile's fill.
+Scalar walks (transpose, slice, weight rotation) keep the L2 path.
+
 Batches: Hexagon NN pads a batch above 4 to a multiple of ``dsp.batch_pad_to`` (32)
 (pub:dsp_conv_latency_ms note); with ``DspConfig.batch_padding`` the kernel computes and lays
 out the padded batch.
@@ -53,6 +60,11 @@ DDR_ACCESS_NS = 210.0
 # driver, hw:fastrpc.notes).
 CALL_FIXED_S = 0.525e-3
 CALL_COPY_GBS = 1.65
+# Activation staging by DMA (dsp.activation_staging "vtcm_dma", V68+): the tiles in flight; the
+# VTCM's activation half is double-buffered, so a tile is a quarter of the VTCM and the first
+# one is waited for before HVX starts.  Assumption (double buffering, as the HMX operands and
+# Qualcomm's VTCM guidance for DMA'd buffers; no public figure of a runtime's tile size).
+DMA_TILES = 4
 
 # Per-kind constants live in the op-kinds table (socsim.workload.opkinds, with their sources):
 # ``dsp`` (Hexagon NN has an integer kernel; V66 has no floating point, pub:hexagon_hvx.float_unit,
@@ -214,29 +226,71 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
     cycles = emu if emu is not None else analytic_hvx_cycles(op, macs, ctx, dsp.hardware_threads,
                                                              dsp.int8_macs_per_cycle_per_context)
 
-    mem = op_memory(op, "dsp", soc, threads=ctx, batch=pb)
-    lines_missed = (mem.dram_bytes - mem.dram_clean_bytes) / mem.line_bytes
-    lat_s = lines_missed * DDR_ACCESS_NS * 1e-9 / ctx
-    # the end-of-op clean streams at the channel's achievable bandwidth
+    compute_s = cycles / (cfg.freq_mhz * 1e6)
     bw = dram_mod.achievable_bps(soc.dram, background_bps=cfg.bg_dram_gbs * 1e9)
-    clean_s = mem.dram_clean_bytes / bw
-    bw_s = mem.dram_bytes / bw
-    stall_s = max(lat_s + clean_s, bw_s)
+    staged = dsp.activation_staging == "vtcm_dma" and lookup(op.kind).kernel != "irregular"
+    if staged:
+        # V68+: activation tiles DMA'd into the VTCM while HVX computes on the previous one
+        dram_bytes, sweeps = vtcm_staged_bytes(op, dsp.vtcm_kb * 1024, pb / max(b, 1))
+        dma_s = dram_bytes / dma_bps(soc, cfg.bg_dram_gbs)
+        fill_s = DDR_ACCESS_NS * 1e-9 + min(dram_bytes, dsp.vtcm_kb * 1024 / DMA_TILES) / dma_bps(soc, cfg.bg_dram_gbs)
+        lat_s, clean_s = dma_s, 0.0
+        stall_s = max(0.0, dma_s - compute_s) + fill_s
+        hit_l2, sampled, scratch = 1.0, 1.0, 0.0
+    else:
+        mem = op_memory(op, "dsp", soc, threads=ctx, batch=pb)
+        dram_bytes, sweeps = int(mem.dram_bytes), 0.0
+        lines_missed = (mem.dram_bytes - mem.dram_clean_bytes) / mem.line_bytes
+        lat_s = lines_missed * DDR_ACCESS_NS * 1e-9 / ctx
+        # the end-of-op clean streams at the channel's achievable bandwidth
+        clean_s = mem.dram_clean_bytes / bw
+        bw_s = mem.dram_bytes / bw
+        stall_s = max(lat_s + clean_s, bw_s)
+        hit_l2 = mem.levels[0].hit_rate if mem.levels else 1.0
+        sampled, scratch = mem.simulated_fraction, float(mem.scratch_accesses)
 
     call_s = call_overhead_s(op)
-    compute_s = cycles / (cfg.freq_mhz * 1e6)
     # Switching activity: 1 while HVX computes; an in-order context waiting on DDR still clocks
     # the scalar core, the L2 and the vector register file, so stalled time keeps 0.3.
     # Assumption (no public cDSP power breakdown); plausible 0.2-0.5.
     activity = 0.3 + 0.7 * compute_s / (compute_s + stall_s) if compute_s + stall_s else 1.0
     detail = (("call_overhead_s", call_s), ("clean_s", clean_s), ("compute_s", compute_s),
-              ("cycles_source", 1.0 if emu is not None else 0.0), ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes)),
-              ("dram_s", lat_s), ("hit_rate_L2", mem.levels[0].hit_rate if mem.levels else 1.0),
-              ("padded_batch", float(pb)), ("sampled_fraction", mem.simulated_fraction),
-              ("vtcm_accesses", float(mem.scratch_accesses)))
+              ("cycles_source", 1.0 if emu is not None else 0.0), ("dram_energy_j", dram_mod.energy_j(soc.dram, dram_bytes)),
+              ("dram_s", lat_s), ("hit_rate_L2", hit_l2),
+              ("padded_batch", float(pb)), ("sampled_fraction", sampled),
+              ("vtcm_accesses", scratch), ("vtcm_dma", 1.0 if staged else 0.0), ("vtcm_sweeps", float(sweeps)))
     return OpCost.compose(int(round(cycles)), cfg.freq_mhz, stall_s,
-                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(mem.dram_bytes),
+                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(dram_bytes),
                           activity=min(1.0, activity), busy=(("dsp", 1),), detail=detail)
+
+
+def dma_bps(soc: SocSpec, bg_dram_gbs: float = 0.0) -> float:
+    """DRAM bandwidth of VTCM staging: the channel's achievable rate for two interleaved streams
+    (tiles in, results out; socsim.hw.dram's row-buffer interference).  No public figure bounds the
+    cDSP's DMA engine or its NoC port below the channel (an assumption: it does not bind)."""
+    return dram_mod.achievable_bps(soc.dram, streams=2, background_bps=bg_dram_gbs * 1e9)
+
+
+def vtcm_staged_bytes(op: Op, vtcm_bytes: float, batch_scale: float = 1.0) -> tuple[int, int]:
+    """DRAM bytes of ``op`` when its operands are staged through the VTCM by DMA, and how many
+    times its activations are swept.  Half the VTCM holds the operand that stays (a conv's or
+    matrix product's weights; a weight gradient's int32 accumulators), the other half the
+    double-buffered activation tiles; the activations are read once per VTCM-half of the staying
+    operand, the output written once.  Plane and element-wise kernels stream their operands once
+    per pass (a dynamic requantisation reads its int32 input twice).  ``batch_scale``: the padded
+    batch over the real one (Hexagon NN lays out the padded batch)."""
+    kind = lookup(op.kind)
+    half = max(vtcm_bytes / 2, 1.0)
+    read, written, weights = int(op.bytes_read), int(op.bytes_written), int(op.weight_bytes)
+    if kind.kernel == "gemm":
+        if op.phase == "weight_grad":   # dW accumulates over the batch where it stays
+            stay, acts, once = written, read, 0
+        else:
+            stay, acts, once = weights, max(read - weights, 0), weights
+        sweeps = max(1, -(-stay // int(half))) if stay else 1
+        return int(acts * batch_scale * sweeps + once + written * (1.0 if op.phase == "weight_grad" else batch_scale)), sweeps
+    passes = max(1, kind.passes)
+    return int(((read - weights) * passes + weights + written) * batch_scale), passes
 
 
 def _real_tensor_bytes(op: Op) -> int:

@@ -18,9 +18,12 @@ constants"; ``python benchmarks/fit_forkjoin.py`` re-fits them):
   script writes them, e.g. ``/dev/cpuset/background/cpus`` 0-1 or 0-3 and
   ``system-background/cpus`` 0-3 on Qualcomm phones; assumption for any one phone), and the
   scheduler places other wake-ups on idle cores first.  This is the phone's own background, not
-  the foreground apps of a workload's ``environment`` (modelled apart, docs/modeling.md).  While the framework's threads leave an
-  idle core in a domain, that domain's background work runs there and costs the training
-  nothing; when they occupy every core of a domain, the background work preempts a spinning
+  the foreground apps of a workload's ``environment`` (modelled apart, docs/modeling.md).  It is
+  a run condition (how busy the phone was while it measured), so a workload states it as
+  ``environment.background: {little, big}`` (a measurement file's rows likewise, docs/fidelity.md);
+  ``BACKGROUND_UTIL_TOP`` is its default, and ``{little: 0, big: 0}`` gives ideal lockstep.
+  While the framework's threads leave an idle core in a domain, that domain's background work
+  runs there and costs the training nothing; when they occupy every core of a domain, the background work preempts a spinning
   thread and, in lockstep, holds up all of them.  The background work is a fixed number of cycles
   per second, so its share of a core grows as the clock drops: ``u = u_top * f_top / f``
   (core-seconds per second).  Each core-second of it on a fully occupied domain stalls the op
@@ -58,13 +61,28 @@ def domains(soc: SocSpec) -> dict[str, tuple[int, ...]]:
     return {"little": little, "big": big} if big else {"little": little}
 
 
+def background_of(little: float | None = None, big: float | None = None) -> tuple[tuple[str, float], ...]:
+    """A run's background work per domain (a ``CpuConfig.background``): the values a workload's
+    ``environment.background`` states, the fitted ``BACKGROUND_UTIL_TOP`` for a domain it leaves
+    out."""
+    return (("big", float(BACKGROUND_UTIL_TOP["big"] if big is None else big)),
+            ("little", float(BACKGROUND_UTIL_TOP["little"] if little is None else little)))
+
+
 def background_share(soc: SocSpec, cfg: CpuConfig, cores: tuple[int, ...],
                      util_top: dict[str, float] | None = None) -> float:
     """``U``: the background work (core-seconds per second) that must preempt the op's threads,
-    from the domains that ``cores`` fill completely; 0 for one thread."""
+    from the domains that ``cores`` fill completely; 0 for one thread.  The work per domain is
+    ``util_top`` if given, else the run's (``cfg.background``, from the workload's
+    ``environment.background``), else the fitted ``BACKGROUND_UTIL_TOP``."""
     if len(cores) < 2:
         return 0.0
-    util = BACKGROUND_UTIL_TOP if util_top is None else util_top
+    if util_top is not None:
+        util = util_top
+    elif cfg.background is not None:
+        util = dict(cfg.background)
+    else:
+        util = BACKGROUND_UTIL_TOP
     busy = set(cores)
     u = 0.0
     for name, ids in domains(soc).items():

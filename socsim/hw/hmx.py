@@ -7,10 +7,10 @@ HMX multiplies tiles of ``spatial`` output channels by ``depth``-deep reductions
     cycles = batch x oh x ow x pad(reduction, depth) x pad(cout, spatial) / (MACs per cycle x efficiency)
 
 Operands reach HMX only through VTCM: each tile's inputs are DMA'd in from DRAM while the previous
-tile computes, so memory time overlaps compute and the op takes the longer of the two.  Traffic:
-activations in and results out once, the weights once per VTCM-sized chunk of the input (the
-input is swept again for each chunk of weights that fits half of VTCM, the other half holding
-the activation tiles).  The output is int32 accumulators, as the HVX kernels write
+tile computes, so memory time overlaps compute and the op takes the longer of the two.  Traffic
+(socsim.hw.dsp.vtcm_staged_bytes, shared with HVX's "vtcm_dma" staging): results out once, the
+operand that stays (weights; a weight gradient's int32 accumulators) once, the activations once
+per half-VTCM chunk of it (the other half holds the activation tiles).  The output is int32 accumulators, as the HVX kernels write
 (docs/hvx.md, requantisation), so the model's requant ops stay where they are.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from socsim.hw import dram as dram_mod
 from socsim.hw.cache.streams import gemm_like_shape, op_macs
 from socsim.hw.cost import DspConfig, OpCost, UnsupportedOp
-from socsim.hw.dsp import call_overhead_s
+from socsim.hw.dsp import call_overhead_s, dma_bps, vtcm_staged_bytes
 from socsim.spec.soc import SocSpec
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
@@ -77,13 +77,9 @@ def hmx_cost(soc: SocSpec, op: Op, cfg: DspConfig) -> OpCost:
     macs = padded_macs(op, hmx.depth, hmx.spatial)
     cycles = macs / (hmx.int8_macs_per_cycle * hmx.efficiency)
     compute_s = cycles / (cfg.freq_mhz * 1e6)
-    weights = int(op.weight_bytes)
-    acts = max(int(op.bytes_read) - weights, 0)
-    half_vtcm = soc.dsp.vtcm_kb * 1024 / 2
-    sweeps = max(1, -(-weights // int(half_vtcm))) if weights else 1
-    dram_bytes = acts * sweeps + weights + int(op.bytes_written)
-    bw = dram_mod.achievable_bps(soc.dram, background_bps=cfg.bg_dram_gbs * 1e9)
-    mem_s = dram_bytes / bw
+    # the same VTCM staging as HVX's "vtcm_dma" path (socsim.hw.dsp.vtcm_staged_bytes)
+    dram_bytes, sweeps = vtcm_staged_bytes(op, soc.dsp.vtcm_kb * 1024)
+    mem_s = dram_bytes / dma_bps(soc, cfg.bg_dram_gbs)
     stall_s = max(0.0, mem_s - compute_s)
     # a standalone call (``socsim op``) pays the cDSP's FastRPC call as an HVX op does
     detail = (("call_overhead_s", call_overhead_s(op)), ("compute_s", compute_s), ("dram_energy_j", dram_mod.energy_j(soc.dram, dram_bytes)),

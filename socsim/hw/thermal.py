@@ -124,9 +124,17 @@ class ThermalNetwork:
         return p
 
     def zone_temps(self, temps: np.ndarray) -> dict[str, float]:
-        """Temperature each thermal zone's sensor reads (the temperature of its node)."""
-        return {z.name: (self.ambient_c if z.node == self.spec.ambient_node
-                         else float(temps[self._index[z.node]])) for z in self.spec.zones}
+        """Temperature each thermal zone's sensor reads: the temperature of its node, or a virtual
+        zone's combination of its sensors' nodes (:class:`ZoneReader`)."""
+        zones = list(self.spec.zones)
+        vals = ZoneReader(self, zones).read(np.asarray(temps, float)[None, :])[0]
+        return {z.name: float(v) for z, v in zip(zones, vals)}
+
+    def node_temp(self, temps: np.ndarray, node: str) -> np.ndarray:
+        """Column of ``node``'s temperature in ``temps`` (steps x nodes); the ambient node's is fixed."""
+        if node == self.spec.ambient_node:
+            return np.full(len(temps), self.ambient_c)
+        return temps[:, self.index(node)]
 
     # -- solution --------------------------------------------------------------------------
     def _modal_factors(self, dt_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -176,6 +184,52 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a, float)
     a.flags.writeable = False
     return a
+
+
+class ZoneReader:
+    """What the zones' sensors read, for a block of node temperatures (steps x nodes).
+
+    A zone on one node reads that node (a column taken as is: the readings of specs without
+    virtual zones are the node temperatures bit for bit).  A virtual zone combines its sensors'
+    nodes as Qualcomm's thermal-engine ``algo_type virtual`` does (readme: ``weights``, ``math`` 0
+    weighted / 1 minimum / 2 maximum; Xiaomi's configs add ``compensation``, here ``offset_c``) and
+    the msm kernel's qti_virtual_sensor (VIRT_WEIGHTED_AVG: sum of coefficient x temperature /
+    denominator + avg_offset; VIRT_MAXIMUM; VIRT_MINIMUM): ``sum_i w_i T_i + offset_c``, max or min.
+    """
+
+    def __init__(self, net: ThermalNetwork, zones: list) -> None:
+        self.names = [z.name for z in zones]
+        amb = net.spec.ambient_node
+        self._plain = all(z.sensors is None and z.node != amb for z in zones)
+        if self._plain:
+            self._cols = np.array([net.index(z.node) for z in zones], dtype=int)
+        self._zones = []
+        for z in zones:
+            if z.sensors is None:
+                self._zones.append(("node", z.node, None, 0.0))
+            else:
+                nodes = list(z.sensors)
+                w = np.array([z.sensors[n] for n in nodes], float)
+                self._zones.append((z.math, nodes, w, float(z.offset_c)))
+        self._net, self._amb = net, amb
+
+    def read(self, temps: np.ndarray) -> np.ndarray:
+        """Readings, steps x zones."""
+        if self._plain:
+            return temps[:, self._cols] if len(self._cols) else np.zeros((len(temps), 0))
+        out = np.empty((len(temps), len(self._zones)))
+        for k, (kind, nodes, w, off) in enumerate(self._zones):
+            if kind == "node":
+                out[:, k] = self._net.node_temp(temps, nodes)
+                continue
+            cols = np.column_stack([self._net.node_temp(temps, n) for n in nodes])
+            if kind == "weighted":
+                out[:, k] = cols @ w + off
+            elif kind == "max":
+                out[:, k] = cols.max(axis=1)
+            else:
+                out[:, k] = cols.min(axis=1)
+        return out
 
 
 # -- throttling --------------------------------------------------------------------------------
@@ -265,22 +319,40 @@ class ThrottleGovernor:
         self._max_steps = tuple(max((len(self._opps[c]) - 1 for c in caps), default=0)
                                 for caps in self._zone_caps)
         self._polling = tuple(_zone_polling(z, polling_s) for z in spec.zones)
-        # plain tuples for the hot path (update runs at every poll of a long run)
-        self._zones = tuple((z.name, tuple(z.trips_c), z.hysteresis_c) for z in spec.zones)
+        # plain tuples for the hot path (update runs at every poll of a long run): name, trips,
+        # and each trip's clearing reading (trip - hysteresis, or the zone's clear_c)
+        self._zones = tuple((z.name, tuple(z.trips_c), _clears(z)) for z in spec.zones)
+        # table zones (targets_mhz): the level is the number of trips crossed, and each level caps
+        # each cluster at its target (steps below the top: the highest OPP at or below the target)
+        self._table = tuple(bool(getattr(z, "targets_mhz", None)) for z in spec.zones)
+        self._level_steps = tuple(
+            () if not tab else
+            ({c: 0 for c in caps},) + tuple({c: self._steps_below(c, z.targets_mhz[c][i]) for c in caps}
+                                             for i in range(len(z.trips_c)))
+            for z, caps, tab in zip(spec.zones, self._zone_caps, self._table))
         self._caps_memo: dict[tuple[int, ...], dict[str, float]] = {}
-        # each zone's cooling-map limit for 0..n trips crossed (_upper), looked up at every poll
-        self._uppers = tuple(tuple(self._upper(k, t) for t in range(len(z[1]) + 1))
+        # each zone's cooling-map limit for 0..n trips crossed (_upper), looked up at every poll;
+        # a table zone's level follows its trips (upper = trips crossed)
+        self._uppers = tuple(tuple(t if self._table[k] else self._upper(k, t) for t in range(len(z[1]) + 1))
                              for k, z in enumerate(self._zones))
         # the same tables as arrays, for the polls that change nothing (:meth:`quiet_polls`)
         nz, width = len(self._zones), max((len(z[1]) for z in self._zones), default=0)
         self._a_polling = np.array(self._polling, float)
         self._a_ntrips = np.array([len(z[1]) for z in self._zones], np.int64)
-        self._a_hyst = np.array([float(z[2]) for z in self._zones], float)
         self._a_trips = np.zeros((nz, max(width, 1)))
+        self._a_clears = np.zeros((nz, max(width, 1)))
         self._a_uppers = np.zeros((nz, width + 1), np.int64)
         for k, z in enumerate(self._zones):
             self._a_trips[k, :len(z[1])] = z[1]
+            self._a_clears[k, :len(z[2])] = z[2]
             self._a_uppers[k, :len(self._uppers[k])] = self._uppers[k]
+
+    def _steps_below(self, cluster: str, target_mhz: float) -> int:
+        """OPP steps below the top to the highest OPP at or below ``target_mhz`` (the lowest OPP
+        if none is): cpufreq applies a scaling_max_freq limit so (CPUFREQ_RELATION_H)."""
+        opps = self._opps[cluster]
+        ok = [i for i, f in enumerate(opps) if f <= target_mhz + 1e-9]
+        return len(opps) - 1 - (ok[-1] if ok else 0)
 
     def _upper(self, zone: int, tripped: int) -> int:
         # Cooling-map limit: with `tripped` of n trips crossed a zone may remove at most
@@ -304,7 +376,11 @@ class ThrottleGovernor:
 
     def _caps(self, state: ThrottleState) -> dict[str, float]:
         steps = {name: 0 for name in self._opps}
-        for caps, zs in zip(self._zone_caps, state.zones):
+        for caps, zs, tab, levels in zip(self._zone_caps, state.zones, self._table, self._level_steps):
+            if tab:
+                for name in caps:
+                    steps[name] = max(steps[name], levels[zs.steps][name])
+                continue
             for name in caps:
                 steps[name] = max(steps[name], zs.steps)
         return {name: self._opps[name][max(0, len(self._opps[name]) - 1 - s)]
@@ -330,7 +406,7 @@ class ThrottleGovernor:
         last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
         last_poll = np.array([z.last_poll_s for z in zs], float)
         j, last = quiet_polls(times, temps, hot, start, idle, last_poll_s, poll_s, present, self._a_polling,
-                              self._a_trips, self._a_ntrips, self._a_hyst, self._a_uppers,
+                              self._a_trips, self._a_ntrips, self._a_clears, self._a_uppers,
                               tripped, steps, last_temp, last_poll)
         lt, lp = last_temp.tolist(), last_poll.tolist()
         new = ThrottleState(zones=tuple(
@@ -347,7 +423,8 @@ class ThrottleGovernor:
         events: list[TripEvent] = []
         polling = self._polling
         uppers = self._uppers
-        for k, ((name, trips, hyst), zs) in enumerate(zip(self._zones, state.zones)):
+        table = self._table
+        for k, ((name, trips, clears), zs) in enumerate(zip(self._zones, state.zones)):
             t = zone_temps.get(name)
             if t is None or (time_s is not None and time_s - zs.last_poll_s < polling[k] - 1e-12):
                 zones.append(zs)
@@ -361,9 +438,12 @@ class ThrottleGovernor:
             while tripped < len(trips) and t >= trips[tripped]:
                 events.append(TripEvent(name, tripped, trips[tripped], t, "up"))
                 tripped += 1
-            while tripped > 0 and t < trips[tripped - 1] - hyst:
+            while tripped > 0 and t < clears[tripped - 1]:
                 tripped -= 1
                 events.append(TripEvent(name, tripped, trips[tripped], t, "down"))
+            if table[k]:                            # a table zone: the level is the trips crossed
+                zones.append(ZoneState(tripped, tripped, t, poll_s))
+                continue
             falling = zs.last_temp_c is not None and t < zs.last_temp_c
             upper = uppers[k][tripped]
             steps = zs.steps
@@ -375,6 +455,15 @@ class ThrottleGovernor:
             zones.append(ZoneState(tripped, steps, t, poll_s))
         new = ThrottleState(zones=tuple(zones))
         return ThrottleDecision(state=new, caps_mhz=self.caps_mhz(new), events=tuple(events))
+
+
+def _clears(zone) -> tuple[float, ...]:
+    """Per trip, the reading below which it clears: the zone's ``clear_c``, else trip - hysteresis
+    (Linux thermal core trip hysteresis; thermal-engine's thresholds_clr)."""
+    clear = getattr(zone, "clear_c", None)
+    if clear is not None:
+        return tuple(float(c) for c in clear)
+    return tuple(t - zone.hysteresis_c for t in zone.trips_c)
 
 
 def _zone_polling(zone, polling_s: float | Mapping[str, float]) -> float:

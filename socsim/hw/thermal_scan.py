@@ -33,7 +33,7 @@ def modal_scan(z0: np.ndarray, decay: np.ndarray, drive: np.ndarray) -> np.ndarr
 @njit(cache=True, fastmath=False)
 def quiet_polls(times: np.ndarray, temps: np.ndarray, hot: np.ndarray, start: int, idle: bool,
                 last_poll_s: float, poll_s: float, present: np.ndarray, polling: np.ndarray,
-                trips: np.ndarray, n_trips: np.ndarray, hyst: np.ndarray, uppers: np.ndarray,
+                trips: np.ndarray, n_trips: np.ndarray, clears: np.ndarray, uppers: np.ndarray,
                 tripped: np.ndarray, steps: np.ndarray, last_temp: np.ndarray,
                 last_poll: np.ndarray) -> tuple[int, float]:
     """The step-wise governor's polls ``start..`` of a part (``socsim.hw.thermal.ThrottleGovernor.update``
@@ -60,7 +60,7 @@ def quiet_polls(times: np.ndarray, temps: np.ndarray, hot: np.ndarray, start: in
             tr = tripped[k]
             if tr < nt and t >= trips[k, tr]:
                 return j, last_poll_s
-            if tr > 0 and t < trips[k, tr - 1] - hyst[k]:
+            if tr > 0 and t < clears[k, tr - 1]:
                 return j, last_poll_s
             falling = t < last_temp[k]      # False for NaN (no reading yet)
             upper = uppers[k, tr]

@@ -29,6 +29,17 @@ FP32_EFFICIENCY: dict[str, float] = {
     # load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865,
     # sd888, exynos9820).
     "cortex-a55": 0.365,
+    # CARRIED from the A76 (not fitted): the Cortex-A715 (and the A710 it stands for on sd8gen2)
+    # issues the same two 128-bit FMLA pipes (Arm Cortex-A715 Software Optimization Guide: ASIMD
+    # FMLA throughput 2 per cycle, pipes V0/V1; llvm-mca's Neoverse N2 model gives the tile 0.50
+    # cycles per FMLA, as the N1 model does the A76) behind a wider front end (5-wide against
+    # 4) and a larger window, so nothing the efficiency stands for (edge tiles, loop nests, the
+    # front end, L1 misses) is worse than on the A76.  The spec's 0.45 assumption before it made
+    # an A715 0.55x an A76 per clock, and sd8gen2's four-thread ncnn runs (paced by the A715s
+    # under the static split) 1.8x too slow.  Checked, not fitted, on calibration/dev/
+    # ncnn_phones.yaml's SM8550 runs: threads 1->4 on sd8gen2, ratio MAPE ~38% -> 21%
+    # (docs/modeling.md, Fitted constants).
+    "cortex-a715": 0.82,
 }
 
 

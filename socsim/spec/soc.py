@@ -286,11 +286,28 @@ class Dsp(_OppRange, Sourced):
     memory_budget_mb: PositiveFloat = 256
     batch_pad_to: int = Field(32, ge=1, le=1024, description="Hexagon NN pads batches above 4 to this multiple")
     hmx: Hmx | None = Field(None, description="the HMX tensor unit, on V68 and later (None: none)")
+    # how HVX kernels reach their activations (socsim.hw.dsp, docs/hvx.md "Activation staging"):
+    # "l2": streamed through the L2 by the HVX contexts' own loads, each miss waited for (Hexagon
+    # NN on V65/V66; the Table 4 fit); "vtcm_dma": tiles DMA'd into the VTCM while HVX computes on
+    # the previous tile (V68's user DMA engine; the DMA instructions exist from V68 on)
+    activation_staging: Literal["l2", "vtcm_dma"] = Field(
+        "l2", description="l2: activations stream through the L2 (Hexagon NN, V65/V66); vtcm_dma: "
+        "DMA'd into VTCM tiles overlapping compute (V68 and later)")
 
     @field_validator("opps")
     @classmethod
     def _sorted_opps(cls, v: list[Opp]) -> list[Opp]:
         return check_opps(v)
+
+    @field_validator("activation_staging")
+    @classmethod
+    def _staging(cls, v: str, info: ValidationInfo) -> str:
+        # the user DMA instructions (dmstart/dmwait) arrived with V68: an older Hexagon cannot
+        # stage by DMA (apache/tvm src/runtime/hexagon/hexagon_user_dma.cc, __HEXAGON_ARCH__ >= 68)
+        arch = info.data.get("hvx_arch")
+        if v == "vtcm_dma" and arch is not None and int(arch[1:]) < 68:
+            raise ValueError(f"vtcm_dma needs the user DMA engine of V68 and later; this DSP is {arch}")
+        return v
 
     @field_validator("training_clock_mhz")
     @classmethod
@@ -378,14 +395,85 @@ class ThermalLink(StrictModel):
 
 
 class ThermalZone(StrictModel):
-    """An Android-style thermal zone: a sensor on a node with trip points that cap clusters."""
+    """An Android-style thermal zone: a sensor on a node with trip points that cap clusters.
+
+    A *virtual* zone reads ``sensors`` (node -> weight) instead of one ``node``: the weighted sum
+    plus ``offset_c`` (Qualcomm thermal-engine ``algo_type virtual`` with ``weights``, math 0;
+    msm kernel qti_virtual_sensor VIRT_WEIGHTED_AVG), or their maximum / minimum (math 2 / 1;
+    VIRT_MAXIMUM / VIRT_MINIMUM).  A zone with ``targets_mhz`` caps each cluster at the listed
+    frequency for the highest trip crossed (thermal-engine ``monitor``/``ss`` trig-clr-target
+    tables) instead of stepping one OPP per poll (Linux ``step_wise``); docs/modeling.md, Thermal."""
 
     name: str
-    node: str
+    node: str | None = Field(None, description="the node the sensor reads (or give sensors)")
+    sensors: dict[str, float] | None = Field(
+        None, description="virtual zone: node -> weight (C per C); the reading is combined by math")
+    offset_c: float = Field(0.0, ge=-100, le=100, allow_inf_nan=False,
+                            description="virtual zone: added to the weighted sum (thermal-engine compensation)")
+    math: Literal["weighted", "max", "min"] = Field(
+        "weighted", description="virtual zone: weighted sum + offset_c, or the maximum / minimum of the sensors")
     trips_c: list[Annotated[float, Field(ge=-40, le=200)]] = Field(default_factory=list)
     hysteresis_c: float = Field(2.0, ge=0)
+    clear_c: list[Annotated[float, Field(ge=-40, le=200)]] | None = Field(
+        None, description="per trip: the reading below which it clears (default: trip - hysteresis_c)")
     caps: list[str] = Field(default_factory=list, description="cluster names (or 'gpu') this zone throttles")
+    targets_mhz: dict[str, list[Annotated[float, Field(gt=0, le=5000)]]] | None = Field(
+        None, description="per capped cluster, its frequency cap for 1..n trips crossed (a table zone); "
+                          "the cap is the highest OPP at or below it, as cpufreq's scaling_max_freq")
     polling_s: float = Field(0.25, ge=0.001, le=60, description="governor polling period (sm8250 passive polling)")
+
+    @model_validator(mode="after")
+    def _shape(self) -> "ThermalZone":
+        if (self.node is None) == (self.sensors is None):
+            raise PydanticCustomError("thermal", "zone '{zone}': give either node (a sensor on one node) or "
+                                      "sensors (a virtual zone), not {which}",
+                                      {"fields": ("node",), "zone": self.name,
+                                       "which": "both" if self.node is not None else "neither"})
+        if self.sensors is not None:
+            if not self.sensors:
+                raise PydanticCustomError("thermal", "zone '{zone}': sensors is empty",
+                                          {"fields": ("sensors",), "zone": self.name})
+            for node, w in self.sensors.items():
+                if not (-100 <= w <= 100):   # also refuses NaN
+                    raise PydanticCustomError("thermal", "zone '{zone}': sensor '{node}' weight {w} is outside "
+                                              "-100..100", {"fields": ("sensors", node), "zone": self.name,
+                                                            "node": node, "w": w})
+        n = len(self.trips_c)
+        if self.clear_c is not None:
+            if len(self.clear_c) != n:
+                raise PydanticCustomError("thermal", "zone '{zone}': clear_c has {k} values for {n} trips",
+                                          {"fields": ("clear_c",), "zone": self.name, "k": len(self.clear_c), "n": n})
+            for i, (t, c) in enumerate(zip(self.trips_c, self.clear_c)):
+                if c > t:
+                    raise PydanticCustomError("thermal", "zone '{zone}': clear_c[{i}] = {c} is above its trip "
+                                              "{t}", {"fields": ("clear_c", i), "zone": self.name, "i": i, "c": c, "t": t})
+        if self.targets_mhz is not None:
+            for name, ts in self.targets_mhz.items():
+                if name not in self.caps:
+                    raise PydanticCustomError("thermal", "zone '{zone}': targets_mhz names '{name}', which caps "
+                                              "does not list ({caps})", {"fields": ("targets_mhz", name),
+                                                                         "zone": self.name, "name": name,
+                                                                         "caps": ", ".join(self.caps)})
+                if len(ts) != n:
+                    raise PydanticCustomError("thermal", "zone '{zone}': targets_mhz.{name} has {k} values for "
+                                              "{n} trips", {"fields": ("targets_mhz", name), "zone": self.name,
+                                                            "name": name, "k": len(ts), "n": n})
+            missing = [c for c in self.caps if c not in self.targets_mhz]
+            if missing:
+                raise PydanticCustomError("thermal", "zone '{zone}': caps {names} but targets_mhz gives no "
+                                          "frequencies for them", {"fields": ("targets_mhz",), "zone": self.name,
+                                                                   "names": ", ".join(missing)})
+        return self
+
+    def nodes_read(self) -> list[str]:
+        """The nodes the zone's reading depends on."""
+        return [self.node] if self.node is not None else list(self.sensors or {})
+
+    def clears_c(self) -> tuple[float, ...]:
+        """Per trip, the reading below which it clears."""
+        if self.clear_c is not None:
+            return tuple(float(c) for c in self.clear_c)
+        return tuple(t - self.hysteresis_c for t in self.trips_c)
 
 
 class Thermal(Sourced):
@@ -409,8 +497,9 @@ class Thermal(Sourced):
             if node not in names:
                 raise ValueError(f"heat source {rail!r} names unknown node '{node}'")
         for z in self.zones:
-            if z.node not in names:
-                raise ValueError(f"zone {z.name!r} names unknown node {z.node!r}")
+            for node in z.nodes_read():
+                if node not in names:
+                    raise ValueError(f"zone {z.name!r} names unknown node {node!r}")
         for link in self.links:
             if link.a == link.b:
                 raise PydanticCustomError("thermal", "thermal link joins '{node}' to itself",
@@ -587,3 +676,19 @@ def rail_names(soc: SocSpec) -> tuple[str, ...]:
     if soc.gpu is not None:
         rails.append(RAIL_GPU)
     return (*rails, RAIL_DRAM, RAIL_PLATFORM)
+
+
+def with_activation_staging(soc: SocSpec, staging: str | None) -> SocSpec:
+    """``soc`` with its DSP's ``activation_staging`` replaced (a workload's ``dsp.activation_staging``;
+    None: unchanged).  ValueError when the SoC has no DSP or its Hexagon cannot stage that way."""
+    if staging is None or (soc.dsp is not None and soc.dsp.activation_staging == staging):
+        return soc
+    if soc.dsp is None:
+        raise ValueError(f"{soc.name} has no DSP")
+    try:
+        dsp = Dsp.model_validate({**soc.dsp.model_dump(), "activation_staging": staging})
+    except ValueError as e:   # pydantic's ValidationError: the validator's message
+        errs = getattr(e, "errors", None)
+        msg = errs()[0]["msg"] if callable(errs) else str(e)
+        raise ValueError(msg.removeprefix("Value error, ")) from None
+    return soc.model_copy(update={"dsp": dsp})

@@ -129,6 +129,9 @@ class DspSettings(WorkloadBlock):
     freq_mhz: float | None = Field(None, gt=0, description="default: the SoC's training clock; on a SoC, within "
                                    "the DSP's OPP range (between OPPs: the OPP below)")
     batch_padding: bool = True
+    activation_staging: Literal["l2", "vtcm_dma"] | None = Field(
+        None, description="how HVX kernels reach activations (default: the SoC's dsp.activation_staging): l2 "
+        "streams them through the L2 (Hexagon NN on V66), vtcm_dma DMAs tiles into VTCM overlapping compute (V68+)")
 
 
 class BudgetStep(WorkloadBlock):
@@ -150,6 +153,22 @@ class ForegroundLoad(WorkloadBlock):
     name: str = "foreground-app"
 
 
+class Background(WorkloadBlock):
+    """The phone's own background work while it ran the job (system services, kernel threads):
+    per core domain, core-seconds per second at the domain's top clock.  It preempts the
+    framework's threads wherever they fill a domain, and in lockstep holds all of them up
+    (socsim.hw.forkjoin).  A domain left out (null) takes the value fitted on the development set
+    (forkjoin.BACKGROUND_UTIL_TOP: little 0.06, big 0.20); ``{little: 0, big: 0}``: a quiet phone,
+    ideal lockstep."""
+
+    little: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
+                                 description="background work on the first (little) cluster, as a fraction of one "
+                                 "core at its top OPP (0-1); null: the fitted 0.06")
+    big: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
+                              description="background work on the other clusters together, as a fraction of one "
+                              "core at their top OPP (0-1); null: the fitted 0.20")
+
+
 class Environment(WorkloadBlock):
     ambient_c: float = Field(25.0, ge=-20, le=60)
     memory_budget_mb: float | list[BudgetStep] | None = None
@@ -160,6 +179,8 @@ class Environment(WorkloadBlock):
     initial_soc: float | None = Field(None, ge=0, le=1)
     initial_temp_c: float | None = Field(None, ge=-20, le=120, description="temperature of every thermal node "
                                          "at t = 0 (a phone still warm from earlier work); null: ambient_c")
+    background: Background | None = Field(None, description="the phone's own background work during the run "
+                                          "(socsim.hw.forkjoin); null: the fitted values")
 
     @field_validator("memory_budget_mb")
     @classmethod

@@ -8,6 +8,7 @@ from socsim.engine.cores import check_clusters_mhz, check_unit_mhz, clusters_of
 from socsim.engine.oracle import CostOracle
 from socsim.errors import InputError
 from socsim.spec import load_soc, workload_from_dict
+from socsim.spec.soc import with_activation_staging
 from socsim.workload.opkinds import KINDS, OpKind, UnknownOpKind, lookup
 from socsim.workload.ops import Op, make_params
 
@@ -126,15 +127,24 @@ def make_op(kind: str, batch: int, in_shape: str, out_channels: int | None, kern
 def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: str = "64x32x32",
             out_channels: int | None = None, kernel: int = 3, stride: int = 1, pad: int | None = None,
             dtype: str | None = None, cores: str | None = None, freq: str | float | None = None,
-            batch_padding: bool = True) -> dict[str, Any]:
+            batch_padding: bool = True, staging: str | None = None) -> dict[str, Any]:
     """Time one op on ``unit`` of ``soc_name``.
 
     ``freq``: max|mid|min (the unit's highest, middle or lowest OPP) or MHz, floored to the OPP at
     or below it as ``cpu.freq`` is; a frequency above the unit's top OPP or below its lowest is an
     InputError naming ``--freq`` with the OPP range.  On the CPU it applies to every cluster the
     cores span (an error only when no such cluster can run it).  Default (None): the top OPP, on
-    the DSP the SoC's training clock (``dsp.training_clock_mhz``, what a workload's DSP runs at)."""
+    the DSP the SoC's training clock (``dsp.training_clock_mhz``, what a workload's DSP runs at).
+    ``staging``: the DSP's activation staging (l2 | vtcm_dma; None: the SoC's)."""
     soc = load_soc(soc_name)
+    if staging is not None:
+        if unit not in ("dsp", "hmx"):
+            raise InputError(f"--staging is the DSP's; it does not apply to --unit {unit}", field="--staging",
+                             value=staging)
+        try:
+            soc = with_activation_staging(soc, staging)
+        except ValueError as e:
+            raise InputError(str(e), field="--staging", value=staging) from None
     if cores is not None and unit != "cpu":   # the DSP and the GPU have no core sets
         raise InputError(f"--cores chooses CPU cores; it does not apply to --unit {unit}", field="--cores",
                          value=cores)

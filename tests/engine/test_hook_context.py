@@ -33,7 +33,10 @@ def test_first_batch_hooks_see_the_initial_state():
     Engine(SOC, _wl(environment={"ambient_c": 31.0, "initial_soc": 0.55}), spy).run()
     temps, caps, soc, batt_c = spy.starts[0]
     zones = [z.name for z in SOC.thermal.zones if z.node != SOC.thermal.ambient_node]
-    assert set(temps) == set(zones) and all(t == pytest.approx(31.0) for t in temps.values())
+    # every node at 31 C: a zone on a node reads 31 C, a virtual zone its weighted sum + offset
+    want = {z.name: (31.0 if z.sensors is None else sum(z.sensors.values()) * 31.0 + z.offset_c)
+            for z in SOC.thermal.zones if z.node != SOC.thermal.ambient_node}
+    assert set(temps) == set(zones) and all(t == pytest.approx(want[z]) for z, t in temps.items())
     top = {c.name: c.max_mhz for c in SOC.cpu.clusters}
     if any("gpu" in z.caps for z in SOC.thermal.zones):   # the GPU is a cooling device too
         top["gpu"] = SOC.gpu.opps[-1].freq_mhz

@@ -118,3 +118,9 @@ def test_ncnn_list_errors_name_the_list_path(tmp_path):
 def test_batches_must_be_positive(tmp_path, batches):
     res = invoke("fidelity", str(write(tmp_path)), "--batches", batches)
     assert res.exit_code == 2 and "--batches" in res.output
+
+
+@pytest.mark.parametrize("value", [1.5, -0.2])
+def test_a_background_outside_0_1_names_the_row_field(tmp_path, value):
+    data = _changed(("tables", 0, "rows", 0, "background"), {"big": value})
+    _bad(tmp_path, data, "field 'tables.0.rows.0.background.big'", f"value {value}")

@@ -91,3 +91,26 @@ def test_general_format_fills_defaults_and_reads_ratios(tmp_path):
     assert inference.compare == "ratios" and inference.cases[0].mode == "inference"
     (ratio,) = inference.ratios
     assert ratio.measured == pytest.approx(2.0)
+
+
+def test_a_row_states_the_phones_background_as_its_run_condition(tmp_path):
+    """``background`` (a row's or a table's default) becomes the run's environment.background and
+    a separate simulation; a row that states none runs at the fitted values."""
+    import copy
+
+    from tests.fidelity.helpers import SMALL
+    data = copy.deepcopy(SMALL)
+    data["tables"][1]["rows"].append({"id": "4t-quiet", "cores": "big4", "threads": 4, "time_s": 0.001,
+                                      "background": {"little": 0, "big": 0}})
+    data["tables"][0]["defaults"]["background"] = {"big": 0.1}
+    suite = load_measurements(write(tmp_path, data))
+    train, ratios = suite.tables
+    by_id = {c.id: c for c in ratios.cases}
+    quiet, plain = by_id["4t-quiet"], by_id["4t"]
+    assert plain.background is None and "environment" not in workload_of(plain, 2)
+    assert quiet.background == (("big", 0.0), ("little", 0.0))
+    assert quiet.run_key() != plain.run_key() and "background big 0/little 0" in quiet.config()
+    wl = workload_from_dict(workload_of(quiet, 2))
+    assert (wl.environment.background.little, wl.environment.background.big) == (0.0, 0.0)
+    assert all(c.background == (("big", 0.1), ("little", None)) for c in train.cases)   # little: the fitted
+    assert workload_from_dict(workload_of(train.cases[0], 2)).environment.background.little is None

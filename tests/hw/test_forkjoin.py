@@ -92,3 +92,60 @@ def test_cost_model_reports_the_noise_it_charged():
     m = CpuCostModel(SOC)
     c = m.cost(CONV, _cfg(little=600.0))
     assert dict(c.detail)["noise_s"] > 0 and c.stall_s >= dict(c.detail)["noise_s"]
+
+
+# -- the background as a run condition (a workload's environment.background) ----------------
+
+def _with_bg(cfg, little, big):
+    from dataclasses import replace
+    return replace(cfg, background=forkjoin.background_of(little, big))
+
+
+def test_the_run_condition_replaces_the_fitted_background():
+    cores = (4, 5, 6, 7)
+    fitted = forkjoin.background_share(SOC, _cfg(cores=cores), cores)
+    assert fitted > 0.2   # the fitted 0.20, the prime core below its top OPP
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores) == 0.0
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), None, None), cores) == pytest.approx(fitted)
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.1), cores) == pytest.approx(fitted / 2)
+    # an explicit util_top (the fit script's) still wins over the run's
+    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores, UTIL) == pytest.approx(fitted)
+
+
+def test_background_of_fills_a_domain_left_out_with_the_fitted_value():
+    fit = forkjoin.BACKGROUND_UTIL_TOP
+    assert forkjoin.background_of() == (("big", fit["big"]), ("little", fit["little"]))
+    assert forkjoin.background_of(little=0.0) == (("big", fit["big"]), ("little", 0.0))
+    assert forkjoin.background_of(big=0.5) == (("big", 0.5), ("little", fit["little"]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(big=st.floats(0.0, 1.0), little=st.floats(0.0, 1.0))
+def test_a_quiet_phone_is_ideal_lockstep_and_more_background_is_never_faster(big, little):
+    cores = tuple(range(8))
+    quiet = cpu_cost(SOC, CONV, _with_bg(_cfg(cores=cores), 0.0, 0.0))
+    busy = cpu_cost(SOC, CONV, _with_bg(_cfg(cores=cores), little, big))
+    assert dict(quiet.detail)["noise_s"] == 0.0
+    assert busy.time_s >= quiet.time_s
+    u = forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), little, big), cores)
+    assert 0.0 <= u <= forkjoin.U_MAX
+    assert busy.time_s == pytest.approx(quiet.time_s + dict(busy.detail)["noise_s"], rel=1e-9)
+
+
+def test_the_cost_memo_keys_on_the_background():
+    """Two runs on one SoC with different backgrounds never share a cost (the oracle's key, the
+    model's memo and a fleet's shared table all key on the CpuConfig, which carries it)."""
+    from socsim.engine.oracle import CostOracle
+    quiet = CostOracle(SOC, cpu_background=forkjoin.background_of(0.0, 0.0))
+    fitted = CostOracle(SOC)
+    freqs = tuple(sorted((cl.name, cl.max_mhz) for cl in SOC.cpu.clusters[1:]))
+    cq = quiet.config("cpu", cores=(4, 5, 6, 7), freqs=freqs)
+    cf = fitted.config("cpu", cores=(4, 5, 6, 7), freqs=freqs)
+    assert cq.background == (("big", 0.0), ("little", 0.0)) and cf.background is None
+    assert cq != cf and CostOracle._key(CONV, "cpu", cq) != CostOracle._key(CONV, "cpu", cf)
+    model = CpuCostModel(SOC)
+    t_f, t_q = model.cost(CONV, cf).time_s, model.cost(CONV, cq).time_s   # one model, both answers
+    assert t_q < t_f
+    assert t_f == pytest.approx(t_q / (1.0 - forkjoin.background_share(SOC, cf, cf.cores)), rel=1e-6)
+    # other units' configurations are left alone
+    assert not hasattr(quiet.config("gpu"), "background")

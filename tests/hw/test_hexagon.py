@@ -14,6 +14,7 @@ from socsim.hw.hexagon import GENERATIONS, describe, generation
 from socsim.hw.hmx import HmxCostModel, hmx_supports, padded_macs
 from socsim.sched.api import Plan, Step
 from socsim.spec import list_socs, load_soc
+from socsim.spec.soc import with_activation_staging
 from socsim.workload.ops import Op, make_params
 
 from tests.e2e.cli_helpers import invoke
@@ -123,7 +124,8 @@ def test_vtcm_size_decides_hexagon_nn_loop_order():
     # weight chunk; weights that do not -> one image at a time, weights copied in per image.
     # A 256->256 3x3 conv's weights (576 KB) fit V68's 4 MB VTCM, not V66's 256 KB.
     op = _conv(b=64, hw=8, cin=256, cout=256)
-    v66, v68 = load_soc("sd865"), load_soc("sd888")
+    # sd888 on the L2 path: Hexagon NN's own order (its default V68 staging is the DMA's, test_dsp_staging)
+    v66, v68 = load_soc("sd865"), with_activation_staging(load_soc("sd888"), "l2")
     assert v66.dsp.vtcm_kb * 1024 < op.weight_bytes <= v68.dsp.vtcm_kb * 1024
     from socsim.hw.cache import streams as st
     p66 = st.dsp_conv_plan(op, 4, 64, 128, int(v66.dsp.vtcm_kb * 1024))

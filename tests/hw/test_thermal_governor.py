@@ -141,6 +141,13 @@ def test_caps_never_above_range_and_clamp_never_raises(soc, gov, seq, cluster, r
         assert gov.caps_mhz(s) == gov.uncapped()
 
 
+def junction_zones_only(soc):
+    """The spec with its node zones only (the sm8250 junction trips, the skin and battery zones),
+    without the virtual skin sensor (tests/hw/test_thermal_virtual.py closes that loop)."""
+    th = soc.thermal.model_copy(update={"zones": [z for z in soc.thermal.zones if z.sensors is None]})
+    return soc.model_copy(update={"thermal": th})
+
+
 def _run(soc, seconds: float, busy: dict[str, float], dsp_w: float = 0.0, governor: bool = True):
     """Closed loop at the 250 ms governor period: power (leakage from node temperature) ->
     network -> zone temperatures -> caps -> frequency."""
@@ -167,6 +174,7 @@ def _run(soc, seconds: float, busy: dict[str, float], dsp_w: float = 0.0, govern
 
 
 def test_closed_loop_cpu_training_throttles_near_trip(soc):
+    soc = junction_zones_only(soc)
     busy = {"mid": 3, "prime": 1}
     peak_free, _ = _run(soc, 900.0, busy, governor=False)
     peak, min_cap = _run(soc, 900.0, busy)
@@ -177,6 +185,7 @@ def test_closed_loop_cpu_training_throttles_near_trip(soc):
 
 
 def test_closed_loop_dsp_training_never_throttles(soc):
+    soc = junction_zones_only(soc)
     peak, min_cap = _run(soc, 1800.0, {"little": 0.3, "mid": 0.2}, dsp_w=1.3)
     assert peak < 60.0
     assert min_cap == {c.name: c.max_mhz for c in soc.cpu.clusters}
