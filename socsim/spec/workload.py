@@ -228,11 +228,12 @@ class Output(WorkloadBlock):
                                    "past N a row sums a group of batches (a 'batches' column says how many), "
                                    "the group growing 2x each time the run doubles in length (about N / 4 "
                                    "rows per doubling); null: a row per batch to the end")
-    # 20,000: the longest time series of a workload in workloads/ has 18,380 rows
-    # (swan_shufflenet.yaml), so every one keeps its timeseries.csv byte for byte; a
-    # 2,000,000-batch quick-start run (~88 simulated minutes, ~53,000 rows at 100 ms) writes
-    # ~27,000 rows: half the counter packets of the trace
-    sample_rows: int | None = Field(20_000, ge=2, le=MAX_SAMPLE_ROWS,
+    # 100,000 (~2.8 simulated hours at 100 ms): the longest time series of a workload in
+    # workloads/ has 88,430 rows (swan_mobilenetv2.yaml, 600 batches under the virtual skin
+    # sensor; swan_shufflenet.yaml 27,091), so every one keeps its timeseries.csv and trace byte
+    # for byte.  The 2,000,000-batch quick-start (~88 simulated minutes: ~53,000 rows) is below
+    # it too: its series is as long as a shipped one's; a 10^7-batch one (~265,000) is grouped
+    sample_rows: int | None = Field(100_000, ge=2, le=MAX_SAMPLE_ROWS,
                                     description="timeseries.csv (and the trace's counters) has every sample for the "
                                     "first N rows; past N a row stands for a group of consecutive samples (states at "
                                     "the group's start, interval means over the group), the group growing 2x each "

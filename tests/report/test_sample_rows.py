@@ -87,10 +87,10 @@ def test_a_series_within_the_limit_is_written_as_before(tmp_path):
     assert _record(tmp_path / "e", t, vals, 290) != _record(tmp_path / "f", t, vals, None)
 
 
-def test_an_hour_and_a_half_at_100_ms_keeps_about_half_its_rows():
-    # the 2,000,000-batch quick-start: ~53,000 samples; the default keeps 20,000 at full rate
-    assert 26_000 < batch_rows(53_000 - 1, 20_000) + 1 < 28_000
-    assert batch_rows(18_380 - 1, 20_000) + 1 == 18_380     # swan_shufflenet.yaml, the longest shipped
+def test_seven_hours_at_100_ms_keep_about_half_their_rows():
+    # 10,000,000 quick-start batches: ~265,000 samples; the default keeps 100,000 at full rate
+    assert 130_000 < batch_rows(265_000 - 1, 100_000) + 1 < 140_000
+    assert batch_rows(88_430 - 1, 100_000) + 1 == 88_430     # swan_mobilenetv2.yaml, the longest shipped
 
 
 def test_the_trace_draws_the_grouped_rows(tmp_path):
@@ -112,14 +112,14 @@ def test_the_trace_draws_the_grouped_rows(tmp_path):
 def test_the_defaults_leave_every_shipped_workload_as_it_was():
     """The thresholds sit above every workload in workloads/ (the golden outputs, scripts/golden.sh,
     stay byte for byte): batches below batch_rows and trace_every x trace_limit; their longest
-    time series (swan_shufflenet.yaml, 18,380 rows) below sample_rows."""
+    time series (swan_mobilenetv2.yaml, 88,430 rows) below sample_rows."""
     from pathlib import Path
 
     from socsim.api import prepare
     from socsim.spec.workload import Output
 
     out = Output()
-    assert out.sample_rows is not None and out.sample_rows > 18_380
+    assert out.sample_rows is not None and out.sample_rows > 88_430
     root = Path(__file__).resolve().parents[2] / "workloads"
     totals = {w.name: prepare(str(w))[0].total_batches for w in sorted(root.glob("*.yaml"))}
     assert len(totals) >= 20
