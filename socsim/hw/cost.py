@@ -51,8 +51,10 @@ class OpCost:
     """What running one op on one unit costs.
 
     ``cycles`` are compute cycles at ``freq_mhz``; ``stall_s`` is memory time that does not
-    scale with the clock; ``time_s = cycles / f + stall_s``.  ``activity`` (0..1) scales the
-    busy cores' dynamic power (a stalled core switches less).  ``busy`` maps cluster name
+    scale with the clock; ``time_s = cycles / f + stall_s``.  ``activity`` scales the
+    busy cores' dynamic power relative to the reference load of their EAS coefficient (1; a
+    stalled core switches less, a core computing dense NEON kernels may switch more:
+    socsim.spec.coretypes.KERNEL_POWER).  ``busy`` maps cluster name
     (or another unit's name, socsim.hw.units) to how many cores are busy.  ``detail`` carries model-specific figures
     (cache hit rates, packets, stall causes) as sorted pairs.
     """

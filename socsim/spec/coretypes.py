@@ -40,12 +40,49 @@ FP32_EFFICIENCY: dict[str, float] = {
     # ncnn_phones.yaml's SM8550 runs: threads 1->4 on sd8gen2, ratio MAPE ~38% -> 21%
     # (docs/modeling.md, Fitted constants).
     "cortex-a715": 0.82,
+    # CARRIED from the A76 (not fitted), for the reason given for the A715: the Cortex-A77 and
+    # Cortex-A78, the A76's direct successors, issue the same two 128-bit ASIMD FMLA pipes
+    # (calibration/hardware.yaml neon.a77/a78 simd_pipes_128b 2; Arm Cortex-A77 and Cortex-A78
+    # Software Optimization Guides, pipes V0/V1) behind a wider front end (6-wide dispatch, a
+    # macro-op cache), so nothing the efficiency stands for is worse than on the A76.  The
+    # spec's 0.45 assumption before it made an A77 0.55x an A76 per clock, against CoreMark's
+    # 8.48 vs the A76's ~7.9 per MHz (calibration/hardware.yaml coremark_per_mhz).
+    "cortex-a77": 0.82,
+    "cortex-a78": 0.82,
 }
 
 
 def fitted_fp32_efficiency(core_type: str) -> float | None:
     """The core type's fitted FP32 kernel efficiency, or None when the type has none."""
     return FP32_EFFICIENCY.get(core_type.lower())
+
+
+# Dynamic power of a core computing the frameworks' dense NEON kernels, relative to the EAS
+# reference load its dynamic-power-coefficient describes (activity 1: C V^2 f, socsim.hw.power).
+# The coefficients agree with freqbench's CoreMark power (tests/hw/test_power.py): integer code
+# with few memory accesses.  A GEMM tile keeps both NEON pipes issuing FMLAs and streams its
+# operands through L1 and L2 every cycle, and the core's share of the cache and interconnect
+# traffic that work causes rises with it; the factor multiplies the compute part of a CPU op's
+# activity (socsim.hw.cpu.cpu_cost), not its stalls or barrier waits.  Core types not listed: 1.
+KERNEL_POWER: dict[str, float] = {
+    # FITTED on the development set's 21 rows (calibration/dev/minenergy_table2.yaml, energies;
+    # benchmarks/fit_uncore_power.py, jointly with the uncore power and SPIN_ACTIVITY).  The
+    # phone's energy per batch on one big core falls with the square of the core voltage
+    # (10.6 / 8.0 / 6.9 J at 1.0 / 0.88 / 0.77 V: 1.54x against V^2's 1.69x) and is ~3x the
+    # EAS energy of the work at every step: per-work power, not a clock-driven uncore.  The
+    # fitted value sits above a core alone (AnandTech's SPECfp active power of the sd855's A76s,
+    # 1.5-2x their EAS C V^2 f, includes the memory system): it also stands in for the
+    # work-proportional power of the L3/DSU, the interconnect and the DRAM traffic that the
+    # model does not price per access.  Plausible 1-2 for the core alone.
+    "cortex-a76": 2.5,
+    # FITTED as above (LITTLE rows).  Carried to every spec's A55.
+    "cortex-a55": 1.6,
+}
+
+
+def kernel_power(core_type: str) -> float:
+    """The core type's dense-kernel power relative to its EAS reference load (1 if not fitted)."""
+    return KERNEL_POWER.get(core_type.lower(), 1.0)
 
 
 # ISA features a framework's kernel selection reads (ncnn's cpu_support_arm_asimdhp() and

@@ -157,6 +157,36 @@ class Cluster(_OppRange, Sourced):
 VoteTable = list[tuple[PositiveFloat, PositiveFloat]]
 
 
+class BwMon(Sourced):
+    """Qualcomm's DDR bandwidth governor (devfreq ``bw_hwmon`` on the ``cpu-llcc-ddr-bw`` device,
+    drivers/devfreq/governor_bw_hwmon.c of the msm kernels): a hardware monitor counts the CPU
+    subsystem's bytes to DDR in short windows and the governor votes the DDR clock whose
+    bandwidth covers the measured traffic over ``io_percent``: in steady traffic
+    ``freq = meas_mbps * 100 / io_percent`` (MB/s), and devfreq takes the lowest OPP of the
+    device's ``ddr-bw-opp-table`` at or above it.  An OPP's MB/s is its DDR MHz times
+    ``mbps_per_mhz`` (the table's ``BW_OPP_ENTRY(mhz, width)``: MHz x width bytes / 2^20).  The
+    DDR runs at the highest of this vote and the latency governors' (:class:`Uncore`)."""
+
+    io_percent: float = Field(gt=0, le=400, description="measured traffic as a percent of the voted bandwidth")
+    ddr_opps_mhz: list[PositiveFloat] = Field(min_length=1, description="the DDR clocks the vote chooses from, ascending")
+    mbps_per_mhz: PositiveFloat = Field(description="MB/s (2^20 bytes) of an OPP per DDR MHz")
+
+    @model_validator(mode="after")
+    def _ascending(self) -> "BwMon":
+        if list(self.ddr_opps_mhz) != sorted(self.ddr_opps_mhz):
+            raise PydanticCustomError("bwmon", "ddr_opps_mhz must ascend; got {v}",
+                                      {"fields": ("ddr_opps_mhz",), "v": self.ddr_opps_mhz})
+        return self
+
+    def vote(self, bytes_per_s: float) -> float:
+        """The DDR clock (MHz) the governor votes for a steady ``bytes_per_s`` of CPU traffic."""
+        need = bytes_per_s / float(1 << 20) * 100.0 / self.io_percent
+        for mhz in self.ddr_opps_mhz:
+            if mhz * self.mbps_per_mhz >= need:
+                return float(mhz)
+        return float(self.ddr_opps_mhz[-1])
+
+
 class Uncore(Sourced):
     """Clocks of the shared L3 (DSU), the system cache (LLCC) and the DDR as Qualcomm's
     memory-latency governors set them from the CPU clusters' frequencies.
@@ -178,6 +208,9 @@ class Uncore(Sourced):
     # its controller and PHY, the LLCC and the NoC, which the votes move together.  0: not modelled.
     power_top_mw: float = Field(0.0, ge=0, description="memory-subsystem power at the top DDR clock, above the idle floor")
     power_exponent: float = Field(3.0, ge=1, le=3, description="P ~ f_ddr ** exponent (1: fixed voltage, 3: V ~ f)")
+    # The bandwidth governor's vote from the CPU's measured DDR traffic (socsim.hw.cpu): None
+    # keeps the DDR at the latency governors' votes alone.
+    bwmon: BwMon | None = None
 
     @staticmethod
     def lookup(table: VoteTable, cpu_mhz: float) -> float:

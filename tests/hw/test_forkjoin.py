@@ -75,9 +75,12 @@ def test_lockstep_threads_on_a_full_little_cluster_collapse_at_the_low_step(monk
     assert dict(cpu_cost(SOC, CONV, _cfg(little=600.0, cores=(0, 1))).detail)["noise_s"] == 0.0
 
 
-def test_fast_cores_waiting_for_slow_ones_switch_less():
+def test_fast_cores_waiting_for_slow_ones_switch_less(monkeypatch):
     """A big core paired with a little one finishes its half early and spins: the op's activity
-    (weighted by the cores' C V^2 f) is below that of two little cores doing the same op."""
+    (weighted by the cores' C V^2 f) is below that of two little cores doing the same op (with
+    the core types' dense-kernel power equal, so that only the waiting differs)."""
+    from socsim.spec import coretypes
+    monkeypatch.setattr(coretypes, "KERNEL_POWER", {})
     mixed = cpu_cost(SOC, CONV, _cfg(cores=(0, 4)))
     little = cpu_cost(SOC, CONV, _cfg(cores=(0, 1)))
     assert mixed.activity < little.activity
@@ -92,6 +95,27 @@ def test_cost_model_reports_the_noise_it_charged():
     m = CpuCostModel(SOC)
     c = m.cost(CONV, _cfg(little=600.0))
     assert dict(c.detail)["noise_s"] > 0 and c.stall_s >= dict(c.detail)["noise_s"]
+
+
+def test_spinning_and_stalled_time_switch_less_than_computing(monkeypatch):
+    """socsim.hw.cpu: a core's activity is KERNEL_POWER while it computes, SPIN_ACTIVITY while
+    it waits at the barrier and STALL_ACTIVITY while it stalls on memory; lowering the spin
+    figure lowers the activity of an op whose threads wait (preempted lockstep threads), and
+    the compute part scales with the core type's kernel power."""
+    from socsim.hw import cpu
+    from socsim.spec import coretypes
+    cfg = _cfg(little=600.0)               # four little cores: the background preempts them
+    base = cpu_cost(SOC, CONV, cfg)
+    assert dict(base.detail)["noise_s"] > 0
+    monkeypatch.setattr(cpu, "SPIN_ACTIVITY", 0.0)
+    assert cpu_cost(SOC, CONV, cfg).activity < base.activity
+    monkeypatch.setattr(cpu, "SPIN_ACTIVITY", 0.1)
+    monkeypatch.setattr(coretypes, "KERNEL_POWER", {"cortex-a55": 2.0})
+    doubled = cpu_cost(SOC, CONV, cfg)
+    monkeypatch.setattr(coretypes, "KERNEL_POWER", {"cortex-a55": 1.0})
+    single = cpu_cost(SOC, CONV, cfg)
+    assert single.activity < doubled.activity < 2 * single.activity
+    assert doubled.time_s == single.time_s          # power only
 
 
 # -- the background as a run condition (a workload's environment.background) ----------------
