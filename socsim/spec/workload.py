@@ -229,8 +229,8 @@ class Output(WorkloadBlock):
                                    "the group growing 2x each time the run doubles in length (about N / 4 "
                                    "rows per doubling); null: a row per batch to the end")
     # 100,000 (~2.8 simulated hours at 100 ms): the longest time series of a workload in
-    # workloads/ has 88,430 rows (swan_mobilenetv2.yaml, 600 batches under the virtual skin
-    # sensor; swan_shufflenet.yaml 27,091), so every one keeps its timeseries.csv and trace byte
+    # workloads/ has 83,345 rows (swan_mobilenetv2.yaml, 600 batches under the virtual skin
+    # sensor; swan_shufflenet.yaml 17,551), so every one keeps its timeseries.csv and trace byte
     # for byte.  The 2,000,000-batch quick-start (~88 simulated minutes: ~53,000 rows) is below
     # it too: its series is as long as a shipped one's; a 10^7-batch one (~265,000) is grouped
     sample_rows: int | None = Field(100_000, ge=2, le=MAX_SAMPLE_ROWS,
