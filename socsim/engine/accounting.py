@@ -21,7 +21,9 @@ from typing import Callable
 import numpy as np
 
 from socsim.engine.batch import BatchWalker
+from socsim.engine import pieces_kernel
 from socsim.engine.context import RunContext
+from socsim.engine.pieces_kernel import sample_offsets
 from socsim.engine.template import BatchTemplate
 from socsim.hw.battery import BatteryState, battery_counters, battery_step, counter_columns, step_profile
 from socsim.hw.thermal import ThermalNetwork, ThrottleGovernor, ZoneReader
@@ -64,6 +66,7 @@ class Accounting:
         self._idle_mw = np.array([self.power.idle_mw().get(r, 0.0) for r in self.rails])
         self._idle_sum_mw = float(self._idle_mw.sum())
         self._heat_map = self._heat_matrix()
+        self._no_energy = np.zeros((1, len(self.rails)))   # the energy before a part from the batch start (never written)
         self._static_terms: dict[int, tuple] = {}
         self._columns: list[str] | None = None
         hs = soc.thermal.heat_sources
@@ -82,6 +85,8 @@ class Accounting:
         self._zone_names = [z.name for z in zones]
         self._zones_read = ZoneReader(self.thermal, zones)
         self._nz = len(zones)
+        bn = soc.battery.thermal_node
+        self._batt_node = self.thermal.index(bn) if bn in self.thermal.node_names else None
         # which of the governor's zones (all the spec's) are read, i.e. the columns of ``zones``
         self._gov_cols = [z.node != soc.thermal.ambient_node for z in soc.thermal.zones]
         self._gov_present = np.array(self._gov_cols, dtype=np.bool_)
@@ -158,17 +163,14 @@ class Accounting:
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
-        grid = self._next_sample_s + self.sample_s * np.arange(n_grid)
-        offs = np.empty(n_grid + 1)
-        np.subtract(grid, t0, out=offs[:-1])
-        offs[-1] = dur
-        offs = np.minimum(np.maximum(offs, 0.0), dur)  # a sample at the part end may round past it
+        # the sampling boundaries and the pieces' ends, clipped (a sample at the part end may round past it)
+        grid, offs = sample_offsets(t0, self._next_sample_s, self.sample_s, n_grid, dur)
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
         else:
-            cum0 = np.zeros((1, len(self.rails)))
+            cum0 = self._no_energy
         charging_w = self.workload.environment.charger_w if self.rctx.charging else 0.0
-        batt_temp = self._node_temp_by_node(self.soc.battery.thermal_node)
+        batt_temp = self._batt_temp()
         before = self.battery
         # the governor polls on its own clock (every polling_s from t = 0), not the sampling
         # grid's: while it can act (a zone near or past a trip) the part is cut at its polls
@@ -187,8 +189,8 @@ class Accounting:
                 pieces = self._pieces(tpl, a, cum0, offs, static_mw)
                 step = self._battery(before, pieces, dur, batt_temp, charging_w)
                 temps, zt = self._heat(pieces, step[3])
-        stop = self._poll(zt, t0 + offs, t1, stop_if, polls)
-        cum, dts, piece_j = pieces
+        stop = self._poll(zt, t0 + offs, t1, stop_if, polls) if polls is not None else None
+        cum, dts, piece_j, _ = pieces
         if stop is not None:
             # caps changed at the end of piece ``stop``: this part ends there
             dur = float(offs[stop])
@@ -199,18 +201,23 @@ class Accounting:
             temps = np.vstack([temps[:stop + 1], temps[stop:stop + 1]])
             zt = np.vstack([zt[:stop + 1], zt[stop:stop + 1]])
             batch_j = cum[stop] - cum0[0] + static_mw * 1e-3 * dur
-            step = self._battery(before, (None, dts, piece_j), dur, batt_temp, charging_w)
+            step = self._battery(before, (None, dts, piece_j, np.where(dts > 0, dts, 1.0)), dur, batt_temp,
+                                 charging_w)
         elif cut:
             batch_j = cum[-1] - cum0[0] + static_mw * 1e-3 * dur
         elif a > 0.0:
             batch_j = tpl.dyn_energy_j - cum0[0] + static_mw * 1e-3 * dur
         else:
             batch_j = tpl.dyn_energy_j + static_mw * 1e-3 * dur
+        recording = not isinstance(self.recorder, NullRecorder)
         if polls is not None and samples is not None:
             # the sampling boundaries among the pieces: the samples see pieces between them
             samples = samples[samples <= (stop if stop is not None else len(offs))]
             n_grid = len(samples)
             grid = grid[:n_grid]
+        if not recording:
+            pass
+        elif polls is not None and samples is not None:
             keep = np.append(samples, len(offs) - 1)
             ecum = np.cumsum(piece_j, axis=0)[keep]
             piece_s = _diff0(ecum, 0.0)
@@ -225,8 +232,8 @@ class Accounting:
             self.battery, self._batt_i, self._batt_v = step[:3]
             self._charging_w = charging_w
         self.rctx.battery_soc = self.battery.soc
-        self.rctx.battery_temp_c = self._node_temp_by_node(self.soc.battery.thermal_node)
-        if not isinstance(self.recorder, NullRecorder):
+        self.rctx.battery_temp_c = self._batt_temp()
+        if recording:
             self._sample_chunk(tpl, a, freqs, grid, offs_s, dts_s, piece_s, temps_s, before, batt_temp)
         if n_grid:
             self._next_sample_s = float(grid[-1]) + self.sample_s
@@ -237,7 +244,7 @@ class Accounting:
         st.idle_energy_j += self._idle_sum_mw * 1e-3 * dur
         st.foreground_energy_j += fg_mw * 1e-3 * dur
         st.peak_mem_bytes = max(st.peak_mem_bytes, self.walker.memory(plan)[0])
-        return (tpl.duration_s if stop is None and not cut else a + dur), float(batch_j.sum())
+        return (tpl.duration_s if stop is None and not cut else a + dur), float(_SUM(batch_j))
 
     def _static(self, plan: Plan, freqs: dict[str, float], tpl: BatchTemplate) -> tuple[np.ndarray, float]:
         """Power held over a part (mW per rail): static power at the current temperatures
@@ -256,8 +263,8 @@ class Accounting:
     def _peaks(self, temps: np.ndarray, zt: np.ndarray) -> None:
         """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
         st = self.stats
-        st.peak_c = max(st.peak_c, float(temps.max()))
-        zmax = zt.max(axis=0).tolist() if len(zt) else []
+        st.peak_c = max(st.peak_c, float(_MAX(temps, axis=None)))
+        zmax = _MAX(zt, axis=0).tolist() if len(zt) else []
         peaks = st.zone_peak_c
         for z, v in zip(self._zone_names, zmax):
             if v > peaks.get(z, -math.inf):
@@ -275,32 +282,21 @@ class Accounting:
         k1 = math.floor((t1 + 1e-12) / ps)
         if k1 < k0:
             return offs, None, None
-        p_off = ps * np.arange(k0, k1 + 1) - t0
-        s_off = offs[:-1]
-        ends = np.concatenate((s_off, p_off, [dur]))
-        kind = np.concatenate((np.zeros(len(s_off), np.int8), np.ones(len(p_off), np.int8), [2]))
-        order = np.argsort(ends, kind="stable")
-        ends, kind = np.minimum(ends[order], dur), kind[order]
-        new = np.empty(len(ends), bool)
-        new[0] = True
-        new[1:] = (ends[1:] - ends[:-1]) > 1e-12      # a poll and a sample at one time are one end
-        grp = np.cumsum(new) - 1
-        fine = ends[new]
-        fine[-1] = dur
-        polls = np.zeros(len(fine), bool)
-        polls[grp[kind == 1]] = True
-        is_sample = np.zeros(len(fine), bool)
-        is_sample[grp[kind == 0]] = True
-        return fine, polls, np.flatnonzero(is_sample)
+        # merged in one compiled call (socsim.engine.pieces_kernel.poll_grid; its numpy form,
+        # a stable sort of the three runs, is poll_grid_ref)
+        return pieces_kernel.poll_grid(offs, ps, k0, k1, t0, dur)
 
     def _pieces(self, tpl: BatchTemplate, a: float, cum0: np.ndarray, offs: np.ndarray,
-                static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                static_mw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The part cut at ``offs`` (part-relative piece ends): the template's cumulative dynamic
-        energy at each end, the pieces' lengths and their rail energies (static included)."""
+        energy at each end, the pieces' lengths, their rail energies (static included) and the
+        lengths to divide by for a piece's power (1 for an empty piece)."""
+        if len(tpl.edges_s) >= 2:   # (the same operations, compiled: socsim.engine.pieces_kernel)
+            return pieces_kernel.pieces(offs, a, tpl.edges_s, tpl.cum_dyn_j, tpl.duration_s, cum0[0], static_mw)
         cum = tpl.dyn_energy_until(offs + a) if a > 0.0 else tpl.dyn_energy_until(offs)
         dts = _diff0(offs, 0.0)
         piece_j = _diff0(cum, cum0[0]) + np.outer(dts, static_mw * 1e-3)
-        return cum, dts, piece_j
+        return cum, dts, piece_j, np.where(dts > 0, dts, 1.0)
 
     def _battery(self, before: BatteryState, pieces: tuple, dur: float, batt_temp: float,
                  charging_w: float) -> tuple:
@@ -311,10 +307,10 @@ class Accounting:
         aux = np.zeros(len(self.thermal.node_names))
         if dur <= 0:
             return self.battery, self._batt_i, self._batt_v, aux
-        _, dts, piece_j = pieces
-        total_j = float(piece_j.sum())
+        _, dts, piece_j, safe = pieces
+        total_j = float(_SUM(piece_j, axis=None))   # (piece_j.sum(), without the method wrapper)
         # the pieces' own powers: the pack's current is convex in the load (battery_step)
-        profile = (piece_j.sum(axis=1) / np.where(dts > 0, dts, 1.0), dts) if len(dts) > 1 else None
+        profile = (_SUM(piece_j, axis=1) / safe, dts) if len(dts) > 1 else None
         state, cur, volt = battery_step(self.soc.battery, before, total_j / dur, dur, batt_temp, charging_w,
                                         profile=profile)
         for key, gained in (("battery", state.loss_j - before.loss_j),
@@ -325,12 +321,15 @@ class Accounting:
 
     def _heat(self, pieces: tuple, aux_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Node temperatures at the pieces' ends, and the zones' readings among them."""
-        _, dts, piece_j = pieces
-        safe = np.where(dts > 0, dts, 1.0)
+        _, dts, piece_j, safe = pieces
         node_w = (piece_j / safe[:, None]) @ self._heat_map + aux_w
         temps = self.thermal.advance_many(self.temps, node_w, dts)
         zt = self._zones_read.read(temps)
         return temps, zt
+
+    def _batt_temp(self) -> float:
+        """The battery node's temperature (ambient where the pack has no node of its own)."""
+        return float(self.temps[self._batt_node]) if self._batt_node is not None else self.thermal.ambient_c
 
     def _near(self, zt: np.ndarray) -> bool:
         """Whether the governor can act over these readings (a zone near or past a trip)."""
@@ -527,6 +526,11 @@ class Accounting:
             np.asarray(mem, float)[:, None], np.asarray(batch, float)[:, None],
         ])
         self.recorder.samples(self._columns, np.asarray(t, float), block)
+
+
+#: ndarray.sum() and .max() are these reductions behind a Python wrapper; called directly on
+#: the per-batch path (the same reduction, the same result)
+_SUM, _MAX = np.add.reduce, np.maximum.reduce
 
 
 def _diff0(x: np.ndarray, first) -> np.ndarray:

@@ -44,6 +44,10 @@ from socsim.hw import units as hw_units
 from socsim.spec.soc import SocSpec, with_activation_staging
 from socsim.spec.workload import Workload
 
+#: entries a per-run memo of a pure per-batch function keeps before it starts again (bounds
+#: memory on runs whose plans keep changing; a hit saves work, a miss costs nothing more)
+_MEMO_MAX = 4096
+
 
 class Engine(PlanSwitching, Environment):
     """One run of a workload on a SoC under a scheduler: the training loop (here), plan switching
@@ -83,6 +87,12 @@ class Engine(PlanSwitching, Environment):
         self._freqs: dict[str, float] = {}
         # _capped's operating points by (request, caps, GPU clock): a pure function of them
         self._capped_memo: dict[tuple, dict[str, float]] = {}
+        # pure functions of their keys, asked once per batch (bounded: cleared when full)
+        self._requested_memo: dict[tuple, tuple[Plan, dict[str, float]]] = {}
+        self._util_memo: dict[tuple, dict[str, float]] = {}
+        self._splits: dict[int, tuple[Plan, tuple[int, ...]]] = {}
+        self._on_memo: dict[int, tuple[dict[str, float], list[tuple[str, str]]]] = {}
+        self._counts_memo: dict[int, tuple[BatchTemplate, list[tuple[str, int]]]] = {}
         self._util: dict[str, float] = {}
         # the GPU devfreq governor's frequency (socsim.hw.gpu_dvfs): the top OPP until a batch
         # with GPU work has been sampled
@@ -200,31 +210,57 @@ class Engine(PlanSwitching, Environment):
             self._over_budget(b, parts)
         ops = [p for p in parts if p.training]
         busy, busy_dur = busy_of(ops)
-        for k, v in busy.items():
-            if k.startswith("on:"):
-                self.stats.time_on_s[k[3:]] = self.stats.time_on_s.get(k[3:], 0.0) + v
+        time_on = self.stats.time_on_s
+        for k, name in self._on_keys(busy):
+            time_on[name] = time_on.get(name, 0.0) + busy[k]
         self._util = self._utilisation(plan, busy, busy_dur)
         self._gpu_governor(busy, busy_dur)
         if self._fg_loads:
             self._foreground_contention(plan, busy, ops[0].t_s, busy_dur, loads)
         # the batch as batches.csv and the hooks see it: its ops and the config switch it paid
         dur = parts[0].dur_s if len(parts) == 1 else sum(p.dur_s for p in parts)
-        energy = sum(p.energy_j for p in parts)
+        energy = 0 + parts[0].energy_j if len(parts) == 1 else sum(p.energy_j for p in parts)  # (sum's start, 0)
         st = self.stats
         st.batches += 1
         st.batch_time_sum_s += dur
         st.batch_energy_sum_j += energy
-        for k, v in ops[-1].tpl.counts.items():  # a continuation's template holds the whole batch
-            st.counts[k] += v
+        counts = st.counts
+        for k, v in self._nonzero_counts(ops[-1].tpl):  # a continuation's template holds the whole batch
+            counts[k] += v
         self.recorder.batch(b, t0, dur, energy, ran.label)
         if ran.label:
             st.plan_batches[ran.label] = st.plan_batches.get(ran.label, 0) + 1
-        split = tuple(int(m) for m in ran.micro_batches) or (self.workload.batch_size,)
+        held = self._splits.get(id(ran))
+        if held is None or held[0] is not ran:   # (a plan is frozen: its split once; the plan is kept)
+            if len(self._splits) >= _MEMO_MAX:
+                self._splits.clear()
+            held = self._splits[id(ran)] = (ran, tuple(int(m) for m in ran.micro_batches)
+                                            or (self.workload.batch_size,))
+        split = held[1]
         if not st.micro_batch_runs or st.micro_batch_runs[-1] != split:
             st.micro_batch_runs.append(split)
         # the scheduler is told about the ops alone (what its estimates predict), from their start
         ops_energy = energy if len(ops) == len(parts) else sum(p.energy_j for p in ops)
         return BatchRecord(b, ops[0].t_s, busy_dur, ops_energy, ran.label, bool(self._interference))
+
+    def _on_keys(self, busy: dict[str, float]) -> list[tuple[str, str]]:
+        """The ``on:<unit>`` keys of a batch's busy times and their units, once per busy dict (a
+        whole batch's is its template's; the dict is kept with its entry, so its id stays its own)."""
+        held = self._on_memo.get(id(busy))
+        if held is None or held[0] is not busy:
+            if len(self._on_memo) >= _MEMO_MAX:
+                self._on_memo.clear()
+            held = self._on_memo[id(busy)] = (busy, [(k, k[3:]) for k in busy if k.startswith("on:")])
+        return held[1]
+
+    def _nonzero_counts(self, tpl: BatchTemplate) -> list[tuple[str, int]]:
+        """A template's op and switch counts other than zero (adding a zero count changes nothing)."""
+        held = self._counts_memo.get(id(tpl))
+        if held is None or held[0] is not tpl:
+            if len(self._counts_memo) >= _MEMO_MAX:
+                self._counts_memo.clear()
+            held = self._counts_memo[id(tpl)] = (tpl, [(k, v) for k, v in tpl.counts.items() if v])
+        return held[1]
 
     def _run_batch(self, plan: Plan, prep: bool, fg: tuple, parts: list[Part]):
         """Run one batch's ops at the operating point in effect, appending its parts.
@@ -309,7 +345,18 @@ class Engine(PlanSwitching, Environment):
 
     # ------------------------------------------------------------------ operating points
     def _requested(self, plan: Plan) -> dict[str, float]:
-        """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps)."""
+        """The CPU clusters' frequencies the DVFS governor asks for this batch (before caps):
+        :meth:`_requested_at`, memoised on what it reads (the plan is kept with its entry, so
+        its id stays unique)."""
+        key = (id(plan), tuple(self._util.items()), tuple(self._interference.items()))
+        hit = self._requested_memo.get(key)
+        if hit is None:
+            if len(self._requested_memo) >= _MEMO_MAX:
+                self._requested_memo.clear()
+            hit = self._requested_memo[key] = (plan, self._requested_at(plan))
+        return dict(hit[1])
+
+    def _requested_at(self, plan: Plan) -> dict[str, float]:
         gov = plan.governor or self.workload.cpu.governor
         # a plan without CPU cores (all on the GPU or DSP) still has its host core: it prepares
         # and hands over, so its cluster is in use
@@ -363,7 +410,13 @@ class Engine(PlanSwitching, Environment):
         of the CPU ops resuming (rate limit ~ms), so those ops run at the clock their own load
         sets: the accelerator time is left out of the denominator.  The host core's own work
         (graph preparation, the FastRPC copies) counts as busy."""
-        active = dur_s
-        for u in hw_units.accelerators():
-            active -= busy.get(u.name, 0.0)
-        return dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)
+        key = (plan.cpu_cores, tuple(busy.items()), dur_s)
+        hit = self._util_memo.get(key)
+        if hit is None:
+            active = dur_s
+            for u in hw_units.accelerators():
+                active -= busy.get(u.name, 0.0)
+            if len(self._util_memo) >= _MEMO_MAX:
+                self._util_memo.clear()
+            hit = self._util_memo[key] = dvfs.schedutil_util(self.soc, plan.cpu_cores, busy, active)
+        return dict(hit)

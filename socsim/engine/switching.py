@@ -41,6 +41,7 @@ class PlanSwitching:
         self._pending_hook = "a hook"   # the method that handed the pending plan (for reports)
         self._checked: dict[int, Plan] = {}  # plans check_plan passed (kept, so their ids stay theirs)
         self._covered: dict[int, Plan] = {}  # plans plan_coverage measured (likewise)
+        self._runs_keys: dict[int, tuple[Plan, tuple]] = {}  # runs_key of each plan (kept, likewise)
         self._config_changed = False  # the next batch pays a core-set / frequency switch
 
     def _apply(self, new_plan: Plan | None, hook: str) -> None:
@@ -73,7 +74,10 @@ class PlanSwitching:
         new one; one with the label of the last but other cores is."""
         if plan is self._keyed_plan:   # (a Plan is frozen: the same object, the same key)
             return
-        key = runs_key(plan)
+        held = self._runs_keys.get(id(plan))   # a plan is frozen: its key once (schedulers alternate plans)
+        if held is None or held[0] is not plan:
+            held = self._runs_keys[id(plan)] = (plan, runs_key(plan))
+        key = held[1]
         self._keyed_plan = plan
         if key != self._plan_key:
             self._plan_key = key

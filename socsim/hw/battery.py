@@ -21,10 +21,12 @@ the phone and that current take.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import numpy as np
 
+from socsim.hw.battery_kernel import profile_terms
 from socsim.spec.soc import Battery
 
 COULOMB_PER_MAH = 3.6
@@ -81,10 +83,44 @@ def _ocv_table(spec: Battery) -> tuple[np.ndarray, np.ndarray]:
     return hit[1], hit[2]
 
 
+_OCV_LISTS: dict[int, tuple[object, list[float], list[float]]] = {}
+
+
 def ocv_v(spec: Battery, soc: float) -> float:
-    """Open-circuit voltage at state of charge ``soc`` (linear in the spec's table, clamped)."""
-    xs, ys = _ocv_table(spec)
-    return float(np.interp(soc, xs, ys))
+    """Open-circuit voltage at state of charge ``soc`` (linear in the spec's table, clamped):
+    ``np.interp(soc, xs, ys)`` for one point, in plain floats (the engine asks twice per batch,
+    and numpy's call costs more than the arithmetic).  The same branches and operations as
+    numpy's ``arr_interp``: below the first point the first value, at or above the last the
+    last value, on a point its value, else ``slope * (soc - x[j]) + y[j]`` with ``slope =
+    (y[j+1] - y[j]) / (x[j+1] - x[j])``; tests/hw/test_battery_ocv.py checks it against np.interp."""
+    hit = _OCV_LISTS.get(id(spec))
+    if hit is None or hit[0] is not spec.ocv_soc:
+        xs_a, ys_a = _ocv_table(spec)
+        hit = _OCV_LISTS[id(spec)] = (spec.ocv_soc, xs_a.tolist(), ys_a.tolist())
+    _, xs, ys = hit
+    return _interp1(float(soc), xs, ys)
+
+
+def _interp1(x: float, xs: list[float], ys: list[float]) -> float:
+    """numpy's ``interp`` at one point (``xs`` ascending, at least one point; NaN gives NaN)."""
+    if len(xs) == 1:
+        return ys[0]
+    if x != x:
+        return x
+    if x < xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    j = bisect_right(xs, x) - 1
+    if xs[j] == x:
+        return ys[j]
+    slope = (ys[j + 1] - ys[j]) / (xs[j + 1] - xs[j])
+    r = slope * (x - xs[j]) + ys[j]
+    if r != r:
+        r = slope * (x - xs[j + 1]) + ys[j + 1]
+        if r != r and ys[j] == ys[j + 1]:
+            r = ys[j]
+    return r
 
 
 def internal_resistance_ohm(spec: Battery, temp_c: float) -> float:
@@ -152,12 +188,13 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
     energy_j = loss_j = None
     if profile is not None and len(profile[0]) > 1:   # one piece: its power is the mean
         pw, pdt = np.asarray(profile[0], float), np.asarray(profile[1], float)
-        total = float(pdt.sum())
+        total = float(np.add.reduce(pdt))   # (pdt.sum(), without the method wrapper)
         if total > 0.0:
-            cur = np.maximum(piece_currents(ocv, r, pw - supply_w), -i_cv)
+            # the pieces' currents and energy/loss factors in one compiled call (socsim.hw.battery_kernel)
+            cur, term, sq = profile_terms(ocv, r, pw, supply_w, i_cv)
             i = float(cur @ pdt) / total
-            energy_j = float(((ocv - cur * r) * cur) @ pdt) * dt_s / total
-            loss_j = float((cur * cur) @ pdt) * r * dt_s / total
+            energy_j = float(term @ pdt) * dt_s / total
+            loss_j = float(sq @ pdt) * r * dt_s / total
     charge = state.charge_c - i * dt_s
     if charge < 0.0:                     # empty: the pack gives what it has left
         i, charge = state.charge_c / dt_s, 0.0
@@ -197,7 +234,7 @@ def battery_counters(state: BatteryState, current_a: float, terminal_v: float) -
 def piece_currents(ocv: float, r_ohm: float, net_w: np.ndarray) -> np.ndarray:
     """:func:`pack_current_a` of each net power in ``net_w`` (vectorised)."""
     disc = ocv * ocv - 4.0 * r_ohm * net_w
-    if disc.min() > 0.0:   # the usual case: every piece within the pack's maximum power
+    if np.minimum.reduce(disc) > 0.0:   # (disc.min())   # the usual case: every piece within the pack's maximum power
         return 2.0 * net_w / (ocv + np.sqrt(disc))
     root = np.sqrt(np.maximum(disc, 0.0))
     return np.where(disc > 0.0, 2.0 * net_w / (ocv + root), ocv / (2.0 * r_ohm))

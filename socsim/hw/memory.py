@@ -10,8 +10,12 @@ docs/memory.md gives the sampling error against full simulation.  Results are me
 (stream key, byte counts, hierarchy geometry per thread, budget; DSP: contexts, padded batch,
 VTCM): what the stream and the caches depend on, not the frequency; and, on the same key, between
 runs (:mod:`socsim.hw.profile_store`, an on-disk store; identical results, docs/memory.md).
+An op on more cores than it has work items takes the profile of its busy threads alone when
+their streams are that split's (:func:`busy_threads`, :func:`same_streams`): exact, simulated once.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -56,12 +60,51 @@ def plan_for(op: Op, unit: str, threads: int, batch: int | None = None, vtcm_byt
     return st.eltwise_plan(op, threads, line)
 
 
-def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET, flush: bool = False):
+def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET, flush: bool = False,
+             streams: tuple | None = None):
     """Run a plan (sampled); returns (level stats, dram fills, dram writebacks, flushed lines,
     fraction simulated, scratch accesses).  The steps are generated and simulated in one compiled
-    call each (streams_numba.generate, hier_numba.run_steps)."""
+    call each (streams_numba.generate, hier_numba.run_steps); ``streams`` is that generation when
+    the caller has it (:func:`sampled_streams`)."""
+    lines, kinds, off, done = streams if streams is not None else sampled_streams(plan, budget)
+    return _simulate(lines, kinds, off, done, plan.n_segments, hier, flush)
+
+
+def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
+    """The steps the sampler simulates: (lines, kinds, offsets, steps) (StreamPlan.generate)."""
     n = plan.n_segments
-    lines, kinds, off, done = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    return plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+
+
+def busy_threads(plan: st.StreamPlan, streams: tuple) -> int:
+    """How many leading threads have work in the sampled ``streams`` of ``plan`` when no other
+    thread has any in any step (an op on more cores than it has work items: AlexNet's FC layers
+    at batch 16 have two 12-pixel tiles), else ``plan.threads``."""
+    off, done = streams[2], streams[3]
+    if not done:
+        return plan.threads
+    busy = np.diff(off).reshape(done, plan.threads).any(axis=0)
+    k = int(busy.sum())
+    return k if 0 < k < plan.threads and busy[:k].all() else plan.threads
+
+
+def same_streams(a: st.StreamPlan, sa: tuple, b: st.StreamPlan, sb: tuple) -> bool:
+    """Whether the sampled streams ``sa`` of plan ``a`` give its first ``b.threads`` threads,
+    step for step, the streams ``sb`` of plan ``b`` and its other threads none, over as many
+    simulated steps of as many steps in all (and the same footprint)."""
+    if (a.n_segments, a.line_bytes, a.footprint_bytes, a.scratch) != (b.n_segments, b.line_bytes,
+                                                                       b.footprint_bytes, b.scratch):
+        return False
+    (la, ka, oa, da), (lb, kb, ob, db) = sa, sb
+    if da != db:
+        return False
+    ga = np.diff(oa).reshape(da, a.threads)
+    gb = np.diff(ob).reshape(db, b.threads)
+    return (not ga[:, b.threads:].any() and np.array_equal(ga[:, :b.threads], gb)
+            and np.array_equal(la, lb) and np.array_equal(ka, kb))
+
+
+def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool):
     snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done)
     cnt = snap_cnt[-1].astype(np.float64)
     fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
@@ -149,9 +192,20 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
     threads = len(priv)
     line = priv[0][0].line_bytes
     plan = _plan_of(kind, dtype, params, rd, wr, "cpu", threads, line=line)
+    streams = sampled_streams(plan, budget)
+    busy = busy_threads(plan, streams)
+    if busy < threads:
+        # the idle threads touch no cache (their private counters stay zero, the merge into the
+        # shared chain skips them): when the busy threads' streams are those of the op on just
+        # those cores, the profile is that one's (memoised, stored), with this split's work items
+        fewer = _plan_of(kind, dtype, params, rd, wr, "cpu", busy, line=line)
+        if same_streams(plan, streams, fewer, sampled_streams(fewer, budget)):
+            p = _cpu_memory(kind, dtype, params, rd, wr, priv[:busy], shared, budget)
+            return replace(p, levels=tuple(replace(lv) for lv in p.levels),
+                           work_items=plan.n_segments * threads)
     hier = Hierarchy(private=priv[0], shared=shared, threads=threads, stream_line_bytes=line,
                      per_thread_private=priv)
-    stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget)
+    stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget, streams=streams)
     last = shared[-1].line_bytes if shared else priv[0][-1].line_bytes
     return MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last,
                       work_items=plan.n_segments * threads)

@@ -160,17 +160,19 @@ class ThermalNetwork:
         ``dts_s``), each with constant power: the same exact solution as :meth:`advance`, for a
         whole batch at once.  Returns a (steps x nodes) array."""
         dts = np.asarray(dts_s, float)
-        if not (dts.min(initial=0.0) >= 0.0 and math.isfinite(dts.sum())):   # (NaN fails the first)
+        # (ufunc reductions called directly: dts.min(initial=0.0) and dts.sum(), without the
+        # method wrappers' cost; NaN fails the first)
+        if not (_MIN(dts, initial=0.0) >= 0.0 and math.isfinite(_SUM(dts))):
             raise ValueError("step lengths must be finite and >= 0")
-        lt = dts[:, None] * self.rates_per_s[None, :]
-        decay = np.exp(-lt)
+        neg_lt = -(dts[:, None] * self.rates_per_s[None, :])
+        decay = np.exp(neg_lt)
         # -expm1(-lambda dt) / lambda, and dt for a mode with lambda = 0 (divided by 1, replaced)
-        gain = -np.expm1(-lt) / self._safe_rates
+        gain = -np.expm1(neg_lt) / self._safe_rates
         if self._any_zero_mode:
             gain[:, self._zero_modes] = dts[:, None]
         drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
-        out = modal_scan(np.ascontiguousarray(z), np.ascontiguousarray(decay), np.ascontiguousarray(drive))
+        out = modal_scan(z, decay, drive)   # (all three are fresh, C-contiguous arrays)
         return self.ambient_c + out @ self._to_node.T
 
     def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:
@@ -178,6 +180,9 @@ class ThermalNetwork:
         if np.any(self.rates_per_s == 0):
             raise ValueError("a thermal node group has no path to ambient: no steady state")
         return self.ambient_c + np.linalg.solve(self.conductance_w_per_k, np.asarray(node_power_w, float))
+
+
+_MIN, _SUM = np.minimum.reduce, np.add.reduce
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -212,11 +217,35 @@ class ZoneReader:
                 w = np.array([z.sensors[n] for n in nodes], float)
                 self._zones.append((z.math, nodes, w, float(z.offset_c)))
         self._net, self._amb = net, amb
+        # without the ambient node among them, the node columns are read in one gather, and each
+        # virtual zone's sensor columns without the per-node lookups (the same arrays as before)
+        self._gather = not self._plain and all(
+            (nodes != amb if kind == "node" else amb not in nodes) for kind, nodes, _, _ in self._zones)
+        if self._gather:
+            self._node_ks = np.array([k for k, z in enumerate(self._zones) if z[0] == "node"], dtype=int)
+            self._node_cols = np.array([net.index(z[1]) for z in self._zones if z[0] == "node"], dtype=int)
+            self._virtual = [(k, kind, [net.index(n) for n in nodes], w, off)
+                             for k, (kind, nodes, w, off) in enumerate(self._zones) if kind != "node"]
 
     def read(self, temps: np.ndarray) -> np.ndarray:
         """Readings, steps x zones."""
         if self._plain:
             return temps[:, self._cols] if len(self._cols) else np.zeros((len(temps), 0))
+        if self._gather:
+            out = np.empty((len(temps), len(self._zones)))
+            if len(self._node_ks):
+                out[:, self._node_ks] = temps[:, self._node_cols]
+            for k, kind, idx, w, off in self._virtual:
+                # (built as before, by column_stack: a gathered copy's weighted sum can differ in
+                # the last bit, as BLAS may take another path for it)
+                cols = np.column_stack([temps[:, i] for i in idx])
+                if kind == "weighted":
+                    out[:, k] = cols @ w + off
+                elif kind == "max":
+                    out[:, k] = cols.max(axis=1)
+                else:
+                    out[:, k] = cols.min(axis=1)
+            return out
         out = np.empty((len(temps), len(self._zones)))
         for k, (kind, nodes, w, off) in enumerate(self._zones):
             if kind == "node":
@@ -331,6 +360,8 @@ class ThrottleGovernor:
                                              for i in range(len(z.trips_c)))
             for z, caps, tab in zip(spec.zones, self._zone_caps, self._table))
         self._caps_memo: dict[tuple[int, ...], dict[str, float]] = {}
+        # the state quiet_polls returned last and its arrays (reused when it is handed back)
+        self._quiet_arrays: tuple | None = None
         # each zone's cooling-map limit for 0..n trips crossed (_upper), looked up at every poll;
         # a table zone's level follows its trips (upper = trips crossed)
         self._uppers = tuple(tuple(t if self._table[k] else self._upper(k, t) for t in range(len(z[1]) + 1))
@@ -401,10 +432,16 @@ class ThrottleGovernor:
         move a zone's steps (-1: none; it is not applied: :meth:`update` makes it, with its
         events), and the last poll time."""
         zs = state.zones
-        tripped = np.array([z.tripped for z in zs], np.int64)
-        steps = np.array([z.steps for z in zs], np.int64)
-        last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
-        last_poll = np.array([z.last_poll_s for z in zs], float)
+        held = self._quiet_arrays
+        if held is not None and held[0] is state:
+            # the state this returned last: its arrays are the ones the scan left (it writes
+            # only the zones' last reading and poll time, and the state below is built from them)
+            _, tripped, steps, last_temp, last_poll = held
+        else:
+            tripped = np.array([z.tripped for z in zs], np.int64)
+            steps = np.array([z.steps for z in zs], np.int64)
+            last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
+            last_poll = np.array([z.last_poll_s for z in zs], float)
         j, last = quiet_polls(times, temps, hot, start, idle, last_poll_s, poll_s, present, self._a_polling,
                               self._a_trips, self._a_ntrips, self._a_clears, self._a_uppers,
                               tripped, steps, last_temp, last_poll)
@@ -413,6 +450,7 @@ class ThrottleGovernor:
             z if (lp[k] == z.last_poll_s and (lt[k] == z.last_temp_c or (z.last_temp_c is None and lt[k] != lt[k])))
             else ZoneState(z.tripped, z.steps, None if lt[k] != lt[k] else lt[k], lp[k])
             for k, z in enumerate(zs)))
+        self._quiet_arrays = (new, tripped, steps, last_temp, last_poll)
         return new, int(j), float(last)
 
     def update(self, state: ThrottleState, zone_temps: Mapping[str, float],

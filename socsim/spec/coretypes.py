@@ -77,6 +77,23 @@ KERNEL_POWER: dict[str, float] = {
     "cortex-a76": 2.5,
     # FITTED as above (LITTLE rows).  Carried to every spec's A55.
     "cortex-a55": 1.6,
+    # CARRIED (not fitted; no development energies on these cores).  What the factor stands
+    # for is not the A76's alone: dense NEON kernels against an integer-benchmark reference
+    # load, and the work-proportional power of the caches, interconnect and DRAM traffic, which
+    # every phone's battery-side measurement includes.  The big cores of every spec take the
+    # A76's value (the A75 before it, the A77/A78/A715 after it with the same two FMLA pipes,
+    # the X1/X3 and Exynos M4 with four: their own EAS coefficients carry their higher power),
+    # and the in-order A510 takes the A55's.  Left at 1 they would make a core of the same
+    # phone 2.5x cheaper per unit of work than its A76-family neighbour and tilt every core
+    # choice (Swan, Min-Energy) towards it.
+    "cortex-a75": 2.5,
+    "cortex-a77": 2.5,
+    "cortex-a78": 2.5,
+    "cortex-a715": 2.5,
+    "cortex-x1": 2.5,
+    "cortex-x3": 2.5,
+    "exynos-m4": 2.5,
+    "cortex-a510": 1.6,
 }
 
 

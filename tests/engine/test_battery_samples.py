@@ -46,7 +46,7 @@ def test_gauge_energy_is_the_energy_drawn(tmp_path):
                             scheduler={"name": "mandheling"}, output={"sample_ms": 1.0}))
     hold = r.hold_s()
     gauge_j = float((r.column("batt.voltage_mv") * 1e-3 * -r.column("batt.current_ua") * 1e-6 * hold).sum())
-    assert gauge_j == pytest.approx(r.summary["energy_j"]["total"], rel=3e-6)   # the mean power's current: -1.1e-5
+    assert gauge_j == pytest.approx(r.summary["energy_j"]["total"], rel=6e-6)   # rounding of the CSV's mV/uA: ~4e-6 here; the mean power's current was off by 1.1e-5
 
 
 def test_a_step_with_a_profile_draws_the_pieces_charge():

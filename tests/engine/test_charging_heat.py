@@ -36,9 +36,11 @@ def test_a_charging_phone_runs_warmer():
     on, stats_on, bat_on = _final(SOC, charging=True)
     off, stats_off, bat_off = _final(SOC, charging=False)
     assert bat_on.charger_loss_j > 0 and bat_off.charger_loss_j == 0
-    # ~0.5 W of charger loss on the board (7.5 W at 93%): the board, and through it the pack and
-    # the skin, end warmer; what the phone draws is the same but for leakage at those temperatures
-    for node in ("board", "battery", "skin"):
+    # ~0.5 W of charger loss on the board (7.5 W at 93%): the board, and through it the skin,
+    # end warmer; what the phone draws is the same but for leakage at those temperatures.  The
+    # pack itself need not: discharging, it carries the phone's whole current and its I^2 R,
+    # which at a CPU load of a few watts outweighs what the charger's heat adds to it
+    for node in ("board", "skin"):
         assert on[node] > off[node] + 1e-4, node
     assert stats_on.rail_energy_j["cpu.mid"] == pytest.approx(stats_off.rail_energy_j["cpu.mid"], rel=1e-3)
     # with the charger's heat sent to ambient the loss leaves the phone; a spec that does not name

@@ -143,3 +143,28 @@ def test_bad_geometry_rejected():
         CacheGeom("L", 1000, 3, 64)
     with pytest.raises(ValueError):
         CacheGeom("L", 3 * 64 * 4, 3, 64, "plru")
+
+
+@settings(deadline=None, max_examples=60)
+@given(priv=st.lists(geoms, min_size=0, max_size=2), shared=st.lists(geoms, min_size=0, max_size=2),
+       threads=st.integers(1, 3), steps=st.integers(1, 4), data=st.data())
+def test_compiled_driver_equals_per_step_twin_for_every_policy(priv, shared, threads, steps, data):
+    """hier_numba.run_steps (the LRU write-back fast path when every level is, else the general
+    kernel; numba compiles only the branch a hierarchy takes) against Hierarchy.run step by step,
+    on hierarchies of any policy, write-back or write-through, idle threads included."""
+    priv, shared = tuple(priv), tuple(shared)
+    groups = []
+    for _ in range(steps * threads):
+        n = data.draw(st.integers(0, 120))
+        groups.append((np.array(data.draw(st.lists(st.integers(0, 63), min_size=n, max_size=n)), np.int64),
+                       np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), np.uint8)))
+    off = np.concatenate([[0], np.cumsum([g[0].size for g in groups])]).astype(np.int64)
+    lines = np.concatenate([g[0] for g in groups])
+    kinds = np.concatenate([g[1] for g in groups])
+    fast = Hierarchy(priv, shared, threads=threads)
+    cnt, dram = fast.run_steps(lines, kinds, off, steps)
+    slow = Hierarchy(priv, shared, threads=threads)
+    for s in range(steps):
+        slow.run(groups[s * threads:(s + 1) * threads])
+        assert np.array_equal(cnt[s], slow.counters())
+        assert tuple(dram[s]) == (slow.dram_fills, slow.dram_writebacks)

@@ -41,3 +41,79 @@ def test_dram_share(soc):
     assert four < alone and with_dsp <= four
     assert 4 * four <= dram.achievable_bps(d, 4) * 1.0001
     assert dram.energy_j(d, 1e9) == pytest.approx(d.energy_pj_per_byte * 1e-3)
+
+
+# ----------------------------------------------------------------------------- simulation reuse
+
+from hypothesis import given, settings, strategies as hs  # noqa: E402
+
+from socsim.hw import memory, profile_store  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def no_store():
+    """The on-disk store off: each profile here is computed in this process."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOCSIM_CACHE", "off")
+        profile_store.reset()
+        yield
+    profile_store.reset()
+    memory._cpu_memory.cache_clear()
+
+
+def _gemm(m, k=256, n=64):
+    return Op("fc", "gemm", "forward", "fc", "fp32", make_params(batch=m, m=m, k=k, n=n, count=1),
+              bytes_read=(m * k + k * n) * 4, bytes_written=m * n * 4)
+
+
+def _fresh():
+    memory._cpu_memory.cache_clear()
+
+
+def test_idle_threads_reuse_the_simulation_exactly(soc, no_store, monkeypatch):
+    """A 16-row GEMM has two 12-pixel tiles: on cores (4, 5, 6) the third thread idles, so its
+    profile is the one of cores (4, 5) (the busy threads' caches), reused, and equal to the
+    one computed from scratch."""
+    _fresh()
+    op = _gemm(16)
+    two = op_memory(op, "cpu", soc, cores=(4, 5))
+    runs = []
+    real = memory._simulate
+    monkeypatch.setattr(memory, "_simulate", lambda *a: runs.append(1) or real(*a))
+    three = op_memory(op, "cpu", soc, cores=(4, 5, 6))
+    assert runs == []                                     # served by the reuse
+    assert three.levels == two.levels and three.dram_bytes == two.dram_bytes
+    assert three.work_items == 3 * two.work_items // 2    # the plan's own figures stay per thread count
+    _fresh()
+    assert op_memory(op, "cpu", soc, cores=(4, 5, 6)) == three   # from scratch: identical
+    assert runs == [1]
+
+
+def test_busy_threads_on_other_caches_are_simulated_again(soc, no_store, monkeypatch):
+    """Reuse needs the busy threads' own caches to match: the prime core's larger L2 (core 7)
+    and the little cores' smaller caches are simulated."""
+    _fresh()
+    op = _gemm(16)
+    op_memory(op, "cpu", soc, cores=(4, 5))
+    runs = []
+    real = memory._simulate
+    monkeypatch.setattr(memory, "_simulate", lambda *a: runs.append(1) or real(*a))
+    op_memory(op, "cpu", soc, cores=(4, 7))
+    op_memory(op, "cpu", soc, cores=(0, 1))
+    op_memory(op, "cpu", soc, cores=(4,))                 # one thread takes both tiles
+    assert len(runs) == 3
+
+
+@settings(max_examples=25, deadline=None)
+@given(m=hs.integers(1, 60), k=hs.sampled_from([16, 100, 512]), n=hs.sampled_from([8, 24, 96]),
+       cores=hs.sampled_from([(4,), (4, 5), (4, 5, 6), (0, 1, 2, 3), (0, 1, 2, 3, 4, 5, 6, 7)]),
+       other=hs.sampled_from([(4,), (4, 5), (4, 5, 6), (0, 1, 2, 3), (0, 1, 2, 3, 4, 5, 6, 7)]))
+def test_a_reused_simulation_equals_one_from_scratch(soc, no_store, m, k, n, cores, other):
+    """Whatever ran before in the process, a profile equals the one computed in a fresh process."""
+    op = _gemm(m, k, n)
+    _fresh()
+    scratch = op_memory(op, "cpu", soc, cores=cores, budget=20_000)
+    _fresh()
+    op_memory(op, "cpu", soc, cores=other, budget=20_000)
+    memory._cpu_memory.cache_clear()
+    assert op_memory(op, "cpu", soc, cores=cores, budget=20_000) == scratch

@@ -197,9 +197,15 @@ class Hierarchy:
                              p["dirty"], p["width"], p["clock"], p["rng"], p["cnt"],
                              sh.sets, sh.assoc, sh.shift, sh.policy, sh.wb, sh.state.tags.reshape(-1),
                              sh.state.meta.reshape(-1), sh.state.dirty.reshape(-1), sh.width, sh.state.clock,
-                             sh.state.rng, sh.counters.reshape(-1), INTERLEAVE_CHUNK, snap_cnt, snap_dram, totals)
+                             sh.state.rng, sh.counters.reshape(-1), INTERLEAVE_CHUNK, snap_cnt, snap_dram, totals,
+                             None if self._lru_wb() else True)
         self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
         return snap_cnt, snap_dram
+
+    def _lru_wb(self) -> bool:
+        """Every level write-back LRU (the compiled driver's fast path, hier_numba.run_steps)."""
+        geoms = [g for per in (self.per_thread_private or (self.private,)) for g in per] + list(self.shared)
+        return all(g.policy == "lru" and g.write_back for g in geoms)
 
     def flush_last(self) -> None:
         """Clean the last level's dirty lines to DRAM (the op's output leaves the unit)."""

@@ -15,6 +15,7 @@ per-segment builder), and tests/hw/test_cache_streams.py checks the two agree.
 from __future__ import annotations
 
 import numba as nb
+import numpy as np
 
 CPU_CONV, CPU_PLANE, ELTWISE, DSP_CONV, DSP_PLANE = range(5)
 
@@ -33,9 +34,13 @@ FIELDS = {
 READ, WRITE, WRITE_FULL = 0, 1, 2
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
-    """Append the lines of one byte run; collapse a repeat of the group's previous line."""
+    """Append the lines of one byte run; collapse a repeat of the group's previous line.
+
+    A function of its own, not inlined into its ~20 call sites: that halved the first run's
+    compile of ``generate`` (docs/performance.md, First run) at no measurable cost in
+    generation speed (the loop over a run's lines is the work, not the call)."""
     if nbytes <= 0:
         return n
     lo = byte_lo // line
@@ -108,7 +113,7 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
         else:
             tile = k * threads + t
             if tile < P[23]:
-                n = _cpu_conv_tile(P, tile, pack_at, 0, 1, out_l, out_k, n, g0, line)
+                n = _cpu_conv_tile(P, tile, pack_at, np.int64(0), np.int64(1), out_l, out_k, n, g0, line)
     elif kernel == CPU_PLANE:
         dw, wgrad, H, W, C4, KH, KW, ST, PD, OH = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9], P[10]
         row_in, ob_row, in_base, out_base, w_base, planes = P[11], P[12], P[13], P[14], P[15], P[16]
@@ -178,7 +183,9 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
 def generate(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
     """Streams of steps k0.. (see the module docstring); returns (accesses, steps done)."""
     threads = P[0]
-    n = 0
+    # np.int64, not a literal 0: a literal would compile _group (and _cpu_conv_tile under it)
+    # once more for a Literal[int](0) signature, doubling the first run's compile time
+    n = np.int64(0)
     g = 0
     k = k0
     while k < k1:
