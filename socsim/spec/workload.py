@@ -229,10 +229,10 @@ class Output(WorkloadBlock):
                                    "the group growing 2x each time the run doubles in length (about N / 4 "
                                    "rows per doubling); null: a row per batch to the end")
     # 100,000 (~2.8 simulated hours at 100 ms): the longest time series of a workload in
-    # workloads/ has 83,345 rows (swan_mobilenetv2.yaml, 600 batches under the virtual skin
-    # sensor; swan_shufflenet.yaml 17,551), so every one keeps its timeseries.csv and trace byte
-    # for byte.  The 2,000,000-batch quick-start (~88 simulated minutes: ~53,000 rows) is below
-    # it too: its series is as long as a shipped one's; a 10^7-batch one (~265,000) is grouped
+    # workloads/ is a Swan run's, 17,551 to 88,430 rows as main's thermal and power models moved on
+    # 2026-11-27 (swan_shufflenet.yaml 25,749 and swan_mobilenetv2.yaml 22,737 at the last count),
+    # so every one keeps its timeseries.csv and trace byte for byte with room to spare.  The
+    # 2,000,000-batch quick-start (53,000-95,000 rows) is below it too; a 10^7-batch one is grouped
     sample_rows: int | None = Field(100_000, ge=2, le=MAX_SAMPLE_ROWS,
                                     description="timeseries.csv (and the trace's counters) has every sample for the "
                                     "first N rows; past N a row stands for a group of consecutive samples (states at "

@@ -90,7 +90,7 @@ def test_a_series_within_the_limit_is_written_as_before(tmp_path):
 def test_seven_hours_at_100_ms_keep_about_half_their_rows():
     # 10,000,000 quick-start batches: ~265,000 samples; the default keeps 100,000 at full rate
     assert 130_000 < batch_rows(265_000 - 1, 100_000) + 1 < 140_000
-    assert batch_rows(83_345 - 1, 100_000) + 1 == 83_345     # swan_mobilenetv2.yaml, the longest shipped
+    assert batch_rows(88_430 - 1, 100_000) + 1 == 88_430     # the longest shipped series seen (a Swan run's)
 
 
 def test_the_trace_draws_the_grouped_rows(tmp_path):
@@ -112,7 +112,7 @@ def test_the_trace_draws_the_grouped_rows(tmp_path):
 def test_the_defaults_leave_every_shipped_workload_as_it_was():
     """The thresholds sit above every workload in workloads/ (the golden outputs, scripts/golden.sh,
     stay byte for byte): batches below batch_rows and trace_every x trace_limit; their longest
-    time series (swan_mobilenetv2.yaml, 83,345 rows; 88,430 before the cores' kernel power) below sample_rows."""
+    time series (a Swan run's: 17,551 to 88,430 rows as the thermal and power models moved) below sample_rows."""
     from pathlib import Path
 
     from socsim.api import prepare
