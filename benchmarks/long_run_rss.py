@@ -5,7 +5,8 @@ process twice, without ``--out`` and with it (ops.csv, batches.csv, the Perfetto
 HTML report written), and prints each process's peak RSS (the kernel's own accounting, from
 wait4), the ratio and the size of the output folder.  Issue 29's bound: the ratio stays <= 1.5
 and the folder well under 200 MB at 2,000,000 batches (op slices decimated by output.trace_limit,
-batch rows grouped past output.batch_rows; the trace and report are written streaming).
+batch rows grouped past output.batch_rows, samples past output.sample_rows; the trace and report
+are written streaming).
 
     python benchmarks/long_run_rss.py --batches 20000
 """

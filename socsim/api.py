@@ -455,7 +455,7 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
             raise InputError(f"cannot create a temporary directory in {where}: {e.strerror or e}",
                              field="--out", value=str(out)) from None
         recorder = StreamRecorder(tmp, wl.output.trace_batches, wl.output.trace_every, wl.output.trace_limit,
-                                  wl.output.batch_rows, wl.total_batches)
+                                  wl.output.batch_rows, wl.total_batches, wl.output.sample_rows)
     try:
         try:
             engine = Engine(spec, wl, sched, recorder, progress, file=wl_file)

@@ -22,7 +22,11 @@ Files in a run directory:
                     ``batt.current_ua`` and ``batt.voltage_mv`` (means from t_s to the next
                     row), ``mem.used_bytes``, ``batch``.  A row holds the state at t_s and
                     what holds from t_s to the next row, as a Perfetto counter does
-                    (docs/modeling.md, Sampled counters)
+                    (docs/modeling.md, Sampled counters).  Past ``output.sample_rows``
+                    rows a row stands for a group of consecutive samples, grouped as
+                    :func:`batch_group` groups batches (by row index): its t_s and states are
+                    the group's first sample's, its means (:func:`interval_mean`) are
+                    time-weighted over the group; the run's last row is always its own
 ``batches.csv``     one row per batch: batch,start_s,time_s,energy_j,plan (a config switch
                     the batch paid before its ops included: the rows add up to the run).  A
                     run longer than ``output.batch_rows`` batches has a sixth column,
@@ -159,6 +163,27 @@ def batch_rows(total: int, limit: int | None) -> int:
     return n
 
 
+def interval_mean(column: str) -> bool:
+    """Whether a timeseries.csv column is a mean over the interval from its row to the next
+    (``power.<rail>_mw``, ``batt.current_ua``, ``batt.voltage_mv``); the others are states at
+    the row's t_s (cumulative energies, frequencies, temperatures, charge, memory, batch)."""
+    return (column.startswith("power.") and column.endswith("_mw")) or column in ("batt.current_ua",
+                                                                                 "batt.voltage_mv")
+
+
+def merge_samples(rows: np.ndarray, t_end: float, means: np.ndarray) -> np.ndarray:
+    """One timeseries.csv row for the consecutive sample rows ``rows`` (t_s first) whose last
+    interval ends at ``t_end``: the first row's t_s and states, and for the ``means`` columns
+    (indices into a row) the time-weighted mean over [rows[0].t_s, t_end], so the area under a
+    power counter (the rail's energy) is kept; a group that spans no time keeps its first row."""
+    out = rows[0].copy()
+    dt = np.diff(np.append(rows[:, 0], t_end))
+    span = float(dt.sum())
+    if span > 0 and len(means):
+        out[means] = (rows[:, means] * dt[:, None]).sum(axis=0) / span
+    return out
+
+
 class _Guarded:
     """A recorder's output file whose write errors (a full disk, a vanished directory) do not
     stop the run: the first is kept in ``failures`` and the file writes nothing more, so the
@@ -210,7 +235,7 @@ class StreamRecorder:
 
     def __init__(self, directory: Path, max_slice_batches: int = 200, slice_every: int = 50,
                  slice_limit: int | None = 1000, batch_rows: int | None = None,
-                 total_batches: int | None = None) -> None:
+                 total_batches: int | None = None, sample_rows: int | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         #: (path, OSError) of each file that could not be written to the end (a full disk)
@@ -233,6 +258,13 @@ class StreamRecorder:
         self._events_unordered = False  # an instant was recorded after a later one (see close)
         self._ts_columns: list[str] | None = None
         self._ts_rows: list[list[float]] = []      # rows of sample() not yet written
+        # past ``sample_rows`` rows, samples are merged in groups (merge_samples; batch_group by
+        # row index): rows seen so far, the pending group's rows and the row index it ends before
+        self._sample_limit = sample_rows
+        self._ts_seen = 0
+        self._ts_pending: list[np.ndarray] = []
+        self._ts_pending_end = 0
+        self._ts_means = np.zeros(0, np.intp)
         self._names: dict[str, str] = {}            # name -> _clean(name)
         self.max_slice_batches = max_slice_batches
         self.slice_every = slice_every
@@ -265,11 +297,48 @@ class StreamRecorder:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow(["t_s", *self._ts_columns])
         self._ts.write(buf.getvalue().encode())
+        self._ts_means = np.array([1 + i for i, c in enumerate(self._ts_columns) if interval_mean(c)], np.intp)
 
     def _flush_rows(self) -> None:
         if self._ts_rows:
-            self._ts.write(format_rows(np.array(self._ts_rows, dtype=np.float64)))
+            self._write_rows(np.array(self._ts_rows, dtype=np.float64))
             self._ts_rows = []
+
+    def _write_rows(self, block: np.ndarray) -> None:
+        """Sample rows (t_s first) in order: the first ``sample_rows`` as they are, the later
+        ones into their groups (a group is written once the next one's first row ends it)."""
+        limit, n0 = self._sample_limit, self._ts_seen
+        self._ts_seen += len(block)
+        k = len(block) if limit is None else max(0, min(len(block), limit - n0))
+        if k:
+            self._ts.write(format_rows(block[:k]))
+        i = k
+        while i < len(block):
+            r = n0 + i
+            if self._ts_pending and r >= self._ts_pending_end:
+                self._write_group(float(block[i, 0]))
+            if not self._ts_pending:
+                first, size = batch_group(r, limit)
+                self._ts_pending_end = first + size
+            take = min(len(block) - i, self._ts_pending_end - r)
+            self._ts_pending.append(block[i:i + take])
+            i += take
+
+    def _write_group(self, t_end: float) -> None:
+        rows = np.vstack(self._ts_pending)
+        self._ts_pending = []
+        self._ts.write(format_rows(merge_samples(rows, t_end, self._ts_means)[None, :]))
+
+    def _close_group(self) -> None:
+        """The pending group at the end of the run: its rows but the last merged, and the run's
+        last row (the state at its end) as it is."""
+        if not self._ts_pending:
+            return
+        rows = np.vstack(self._ts_pending)
+        self._ts_pending = [rows[:-1]] if len(rows) > 1 else []
+        if self._ts_pending:
+            self._write_group(float(rows[-1, 0]))
+        self._ts.write(format_rows(rows[-1:]))
 
     def samples(self, columns: list[str], t_s, values) -> None:
         """A block of samples: ``values`` is (len(t_s) x len(columns)).  Same text as
@@ -279,8 +348,7 @@ class StreamRecorder:
         elif list(columns) != self._ts_columns:
             raise ValueError("time-series columns changed during a run")
         self._flush_rows()
-        self._ts.write(format_rows(np.column_stack([np.asarray(t_s, np.float64),
-                                                    np.asarray(values, np.float64)])))
+        self._write_rows(np.column_stack([np.asarray(t_s, np.float64), np.asarray(values, np.float64)]))
 
     def sample(self, t_s: float, values: dict[str, float]) -> None:
         if self._ts_columns is None:
@@ -318,6 +386,7 @@ class StreamRecorder:
         self._closed = True
         try:
             self._flush_rows()
+            self._close_group()
             self._flush_group()
         finally:
             for f in (self._ops, self._events, self._ts, self._batches):

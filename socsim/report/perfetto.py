@@ -26,7 +26,7 @@ import csv
 import hashlib
 import io
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Generator
 
 import numpy as np
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (
@@ -311,8 +311,38 @@ def _counter_descriptors(stream: _PacketStream, columns: list[str], skip: set[in
     return uuids
 
 
-_TS_CHUNK = 1 << 22        # bytes of timeseries.csv read at a time
-_OUT_CAP = 1 << 23         # bytes of counter packets buffered per kernel call
+# bytes of timeseries.csv read at a time, and of counter packets buffered per kernel call: 1 MiB
+# and 2 MiB: 4 and 8 MiB cost a long run's report ~17 MiB more peak memory (issue 29) for no speed
+# (a 53,000-row series: 1.6-1.8 s of CPU either way, measured alternately)
+_TS_CHUNK = 1 << 20
+
+
+def _row_chunks(f: BinaryIO) -> Generator[bytes, int, None]:
+    """The rest of an open CSV file, a chunk at a time, for the two passes over timeseries.csv:
+    each chunk is the previous one from the offset sent back (:func:`_next_chunk`; the rows not
+    yet taken, or a row the reader still needs) followed by the next ``_TS_CHUNK`` bytes; at the
+    end of the file, once more with what is left and a missing last newline added."""
+    data = b""
+    while True:
+        more = f.read(_TS_CHUNK)
+        last = not more
+        if last and data and not data.endswith(b"\n"):
+            more = b"\n"
+        keep = yield data + more
+        if last:
+            return
+        data = (data + more)[keep:]
+
+
+def _next_chunk(chunks: Generator[bytes, int, None], keep: int) -> bytes | None:
+    """The next chunk of :func:`_row_chunks`, keeping the last one's bytes from ``keep``; None at the end."""
+    try:
+        return chunks.send(keep)
+    except StopIteration:
+        return None
+
+
+_OUT_CAP = 1 << 21
 
 
 def _write_counters(stream: _PacketStream, ts_csv: Path, clusters: dict[str, tuple[int, ...]]) -> None:
@@ -342,14 +372,9 @@ def _write_android_rows(stream: _PacketStream, ts_csv: Path, android: AndroidCou
     write(android.head())
     with open(ts_csv, "rb") as f:
         f.readline()
-        data, pos, eof, line = b"", 0, False, 2     # line: the file's line of the row at pos
-        while not eof:
-            more = f.read(_TS_CHUNK)
-            if not more:
-                eof = True
-                if len(data) > pos and not data.endswith(b"\n"):
-                    more = b"\n"
-            data = data[pos:] + more
+        chunks = _row_chunks(f)
+        data, pos, line = next(chunks, None), 0, 2     # line: the file's line of the row at pos
+        while data is not None:
             pos = 0
             buf = np.frombuffer(data, np.uint8)
             while True:
@@ -365,6 +390,7 @@ def _write_android_rows(stream: _PacketStream, ts_csv: Path, android: AndroidCou
                     packets = _android_rows_py(android, data[start:pos], ts_csv, line)
                 write(packets)
                 line += len(vals)
+            data = _next_chunk(chunks, pos)
 
 
 def _android_rows_py(android: AndroidCounters, rows: bytes, ts_csv: Path, line: int) -> bytes:
@@ -425,15 +451,10 @@ def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray,
         fe = np.zeros((2, ncols), np.int64)
         eq = np.zeros(ncols - 1, np.bool_)
         lastv = np.zeros(ncols - 1, np.float64)
-        data, pos, eof = b"", 0, False
         write = stream._out.write
-        while not eof:
-            more = f.read(_TS_CHUNK)
-            if not more:
-                eof = True
-                if len(data) > pos and not data.endswith(b"\n"):
-                    more = b"\n"
-            data += more
+        chunks = _row_chunks(f)
+        data, pos = next(chunks, None), 0
+        while data is not None:
             buf = np.frombuffer(data, np.uint8)
             while True:
                 pos, o, status = _counters_kernel(buf, len(buf), pos, ncols, heads, consts,
@@ -446,10 +467,10 @@ def _write_counter_rows(stream: _PacketStream, ts_csv: Path, state: np.ndarray,
                     pos = _counter_row_fallback(data, pos, ncols, head_list, write,
                                                 fs, fe, state, eq, lastv, wanted)
             keep = int(fs[0, 0]) if state[0] else pos   # keep the previous row
-            data = data[keep:]
             fs -= keep
             fe -= keep
             pos -= keep
+            data = _next_chunk(chunks, keep)
         if state[0] >= 2:  # repeat suppressed values at the last sample, so every track spans the run
             tail_start = _counter_start(int(state[1]))
             write(b"".join(tail_start + head_list[i] + _pack_double(float(lastv[i]))

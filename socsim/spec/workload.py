@@ -23,6 +23,8 @@ MAX_BATCHES = 10**7
 #: Most epochs and dataset samples a workload may name (the product is bounded by MAX_BATCHES)
 MAX_EPOCHS, MAX_DATASET = 10**6, 10**12
 MAX_TRACE_LIMIT = 10**7
+#: Most timeseries.csv rows output.sample_rows may keep at full rate
+MAX_SAMPLE_ROWS = 10**9
 
 
 def _members(ann: Any) -> list[Any]:
@@ -210,20 +212,33 @@ class Output(WorkloadBlock):
                              "shorter period only costs memory and run time")
     trace_batches: int = Field(200, ge=0, description="op slices kept for the first N batches")
     trace_every: int = Field(50, ge=1, description="...then for every N-th batch")
-    # 1000: the op detail of a long run stays bounded (a 2,000,000-batch run keeps ~3,700
-    # batches' slices instead of 40,000: tens of MB, not a GB); every workload in workloads/
-    # is shorter than trace_every x trace_limit, so its output does not change
-    trace_limit: int | None = Field(1000, ge=1, le=MAX_TRACE_LIMIT,
+    # 200: the op detail of a long run stays bounded (a 2,000,000-batch run keeps ~1,200
+    # batches' slices instead of 40,000: ~12 MB of ops.csv, not a GB; 1000 kept ~3,900, 40 MB);
+    # every workload in workloads/ (2,000 batches at most) is shorter than trace_every x
+    # trace_limit = 10,000 batches, so its output does not change
+    trace_limit: int | None = Field(200, ge=1, le=MAX_TRACE_LIMIT,
                                     description="after trace_every x trace_limit batches the interval doubles, "
                                     "and again each time the run doubles in length (about trace_limit / 2 traced "
                                     "batches per doubling); null: every trace_every-th batch to the end")
-    # 100,000: every workload in workloads/ (2,000 batches at most) keeps its row per batch and
-    # its batches.csv byte for byte; a 2,000,000-batch run writes ~206,000 rows (~17 MB), not 2M
-    batch_rows: int | None = Field(100_000, ge=1, le=MAX_BATCHES,
+    # 20,000: every workload in workloads/ (2,000 batches at most) keeps its row per batch and
+    # its batches.csv byte for byte; a 2,000,000-batch run writes ~53,000 rows (~5 MB), not 2M
+    # (100,000 wrote ~208,000 rows: 18 MB, and 27 MB of batch slices in the trace)
+    batch_rows: int | None = Field(20_000, ge=1, le=MAX_BATCHES,
                                    description="batches.csv has a row per batch for the first N batches; "
                                    "past N a row sums a group of batches (a 'batches' column says how many), "
                                    "the group growing 2x each time the run doubles in length (about N / 4 "
                                    "rows per doubling); null: a row per batch to the end")
+    # 100,000 (~2.8 simulated hours at 100 ms): the longest time series of a workload in
+    # workloads/ is a Swan run's, 17,551 to 88,430 rows as main's thermal and power models moved on
+    # 2026-11-27 (swan_shufflenet.yaml 25,749 and swan_mobilenetv2.yaml 22,737 at the last count),
+    # so every one keeps its timeseries.csv and trace byte for byte with room to spare.  The
+    # 2,000,000-batch quick-start (53,000-95,000 rows) is below it too; a 10^7-batch one is grouped
+    sample_rows: int | None = Field(100_000, ge=2, le=MAX_SAMPLE_ROWS,
+                                    description="timeseries.csv (and the trace's counters) has every sample for the "
+                                    "first N rows; past N a row stands for a group of consecutive samples (states at "
+                                    "the group's start, interval means over the group), the group growing 2x each "
+                                    "time the series doubles in length (about N / 4 rows per doubling); null: every "
+                                    "sample to the end")
 
 
 

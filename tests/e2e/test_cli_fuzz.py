@@ -20,6 +20,7 @@ FIELDS = ["batches", "batch_size", "num_classes", "input", "precision", "seed", 
           "cpu.cores", "cpu.governor", "cpu.freq", "dsp.freq_mhz", "environment.ambient_c",
           "environment.memory_budget_mb", "environment.initial_soc", "environment.charger_w",
           "output.sample_ms", "output.trace_batches", "output.trace_every", "output.trace_limit",
+          "output.batch_rows", "output.sample_rows",
           "scheduler.name", "model", "name", "nonexistent.key"]
 VALUES = st.one_of(
     st.integers(-2**70, 2**70), st.floats(allow_nan=True, allow_infinity=True),

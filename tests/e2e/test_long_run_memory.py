@@ -16,4 +16,4 @@ def test_output_files_cost_at_most_half_again_the_runs_memory():
     r = measure(20000)
     print(r)
     assert r["ratio"] <= 1.5, r
-    assert r["out_mb"] < 200, r
+    assert r["out_mb"] < 25, r   # the quick-start at 20,000 batches: 14.9 MB (2026-11-27)
