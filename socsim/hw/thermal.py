@@ -238,27 +238,24 @@ class ZoneReader:
             for k, kind, idx, w, off in self._virtual:
                 # (built as before, by column_stack: a gathered copy's weighted sum can differ in
                 # the last bit, as BLAS may take another path for it)
-                cols = np.column_stack([temps[:, i] for i in idx])
-                if kind == "weighted":
-                    out[:, k] = cols @ w + off
-                elif kind == "max":
-                    out[:, k] = cols.max(axis=1)
-                else:
-                    out[:, k] = cols.min(axis=1)
+                out[:, k] = _combine(kind, np.column_stack([temps[:, i] for i in idx]), w, off)
             return out
         out = np.empty((len(temps), len(self._zones)))
         for k, (kind, nodes, w, off) in enumerate(self._zones):
             if kind == "node":
                 out[:, k] = self._net.node_temp(temps, nodes)
                 continue
-            cols = np.column_stack([self._net.node_temp(temps, n) for n in nodes])
-            if kind == "weighted":
-                out[:, k] = cols @ w + off
-            elif kind == "max":
-                out[:, k] = cols.max(axis=1)
-            else:
-                out[:, k] = cols.min(axis=1)
+            out[:, k] = _combine(kind, np.column_stack([self._net.node_temp(temps, n) for n in nodes]), w, off)
         return out
+
+
+def _combine(kind: str, cols: np.ndarray, w, off: float) -> np.ndarray:
+    """A virtual zone's reading from its nodes' columns (steps x nodes)."""
+    if kind == "weighted":
+        return cols @ w + off
+    if kind == "max":
+        return cols.max(axis=1)
+    return cols.min(axis=1)
 
 
 # -- throttling --------------------------------------------------------------------------------
