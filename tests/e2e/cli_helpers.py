@@ -21,3 +21,16 @@ def write_workload(tmp_path: Path, **changes) -> Path:
 
 def invoke(*args: str, **kw):
     return CliRunner().invoke(main, list(args), **kw)
+
+
+def run_outs(tmp_path: Path, wl: Path, setting: str, values: tuple[str, ...], *extra: str) -> dict[str, Path]:
+    """``socsim run --soc sd865 wl --set setting=value [extra] --deterministic --quiet --out DIR``
+    once per value (each must exit 0): value -> its output folder."""
+    outs = {}
+    for v in values:
+        out = tmp_path / f"out-{v}"
+        r = invoke("run", "--soc", "sd865", str(wl), "--set", f"{setting}={v}", *extra, "--deterministic",
+                   "--quiet", "--out", str(out))
+        assert r.exit_code == 0, r.output
+        outs[v] = out
+    return outs

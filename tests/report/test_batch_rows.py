@@ -102,16 +102,9 @@ def test_a_run_past_batch_rows_reports_what_a_run_with_every_row_reports(tmp_pat
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-    from cli_helpers import invoke, write_workload
+    from cli_helpers import run_outs, write_workload
 
-    wl = write_workload(tmp_path, batches=150)
-    outs = {}
-    for limit in ("null", "16"):
-        out = tmp_path / f"out-{limit}"
-        r = invoke("run", "--soc", "sd865", str(wl), "--set", f"output.batch_rows={limit}", "--deterministic",
-                   "--quiet", "--out", str(out))
-        assert r.exit_code == 0, r.output
-        outs[limit] = out
+    outs = run_outs(tmp_path, write_workload(tmp_path, batches=150), "output.batch_rows", ("null", "16"))
     assert (outs["null"] / "summary.json").read_text() == (outs["16"] / "summary.json").read_text()
     full = list(csv.DictReader(open(outs["null"] / "batches.csv", newline="")))
     grouped = list(csv.DictReader(open(outs["16"] / "batches.csv", newline="")))

@@ -133,16 +133,10 @@ def test_a_run_past_sample_rows_reports_what_a_run_with_every_sample_reports(tmp
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-    from cli_helpers import invoke, write_workload
+    from cli_helpers import run_outs, write_workload
 
-    wl = write_workload(tmp_path, batches=150)
-    outs = {}
-    for limit in ("null", "12"):
-        out = tmp_path / f"out-{limit}"
-        r = invoke("run", "--soc", "sd865", str(wl), "--set", f"output.sample_rows={limit}", "--set",
-                   "output.sample_ms=1", "--deterministic", "--quiet", "--out", str(out))
-        assert r.exit_code == 0, r.output
-        outs[limit] = out
+    outs = run_outs(tmp_path, write_workload(tmp_path, batches=150), "output.sample_rows", ("null", "12"),
+                    "--set", "output.sample_ms=1")
     assert (outs["null"] / "summary.json").read_text() == (outs["12"] / "summary.json").read_text()
     full, grouped = load_timeseries(outs["null"]), load_timeseries(outs["12"])
     assert len(full) > 40 and len(grouped) == batch_rows(len(full) - 1, 12) + 1 < len(full)
