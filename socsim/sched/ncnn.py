@@ -16,7 +16,10 @@ ncnn-int8    an INT8 model (``_int8``, ncnn2int8) on the CPU: every convolution 
              ncnn turns Winograd off for int8 (create_pipeline_int8_arm: ``if
              cpu_support_arm_asimddp() prefer_winograd = false``): 3x3 convolutions are im2col +
              SDOT GEMM, 9 MACs per output and input channel, where the FP16 path does 64/36.
-             Other layers run in FP16 as in ncnn-fp32.
+             Other layers run in FP16 as in ncnn-fp32, depthwise convolutions included,
+             which ncnn runs in int8 too (ConvolutionDepthWise_arm::forward_int8_arm: quantize,
+             int8 kernel, dequantize to FP32): not modelled, no INT8 row of the development list
+             has them.
 ncnn-vulkan  an FP32 model on the GPU through ncnn's Vulkan backend: FP16 storage and arithmetic
              where the GPU has them (Adreno: socsim.spec.soc.Gpu.fp16_rate), 3x3 stride-1
              convolutions with 16 or more input and output channels as Winograd F(4x4,3x3) in
