@@ -114,3 +114,16 @@ def test_a_row_states_the_phones_background_as_its_run_condition(tmp_path):
     assert (wl.environment.background.little, wl.environment.background.big) == (0.0, 0.0)
     assert all(c.background == (("big", 0.1), ("little", None)) for c in train.cases)   # little: the fitted
     assert workload_from_dict(workload_of(train.cases[0], 2)).environment.background.little is None
+
+
+def test_ncnn_rows_with_more_threads_than_cores_carry_the_thread_count():
+    """sd888's benchncnn runs put 8 threads on its 4 big cores: the row's workload asks ncnn's
+    scheduler for 8 threads; every other ncnn row runs one thread per core, as before."""
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    cases = {c.id: c for t in suite.tables for c in t.cases}
+    over = {cid: c for cid, c in cases.items() if c.options}
+    assert over and all(c.soc == "sd888" and c.cores == [4, 5, 6, 7] for c in over.values())
+    assert all(dict(c.options) == {"threads": 8} and "threads 8" in c.config() for c in over.values())
+    assert all(not c.options for c in cases.values() if c.soc != "sd888" or "[gpu]" in c.id)
+    wl = workload_from_dict(workload_of(next(iter(over.values())), 2))
+    assert wl.scheduler.options == {"threads": 8}
