@@ -46,7 +46,8 @@ MODEL_NOTE = ("ncnn FP32 CPU runs as socsim's ncnn-fp32 (FP16 arithmetic on ARMv
               "ncnn-vulkan (socsim/sched/ncnn.py): mode inference, batch 1, 3x224x224, 1000 classes; one thread per core "
               "(powersave 2: ncnn's big mask, the cores whose top clock is at least the midpoint of the SoC's lowest and highest, 1: "
               "the others; n threads on the n fastest cores of the mask, as Linux's energy-aware scheduler places busy threads; "
-              "0 with every core: all; more threads than cores: one per core); the phone's own background work: a quiet phone "
+              "0 with every core: all; more threads than cores: they share the cores, ncnn's threads option, "
+              "socsim.sched.ncnn.oversubscription); the phone's own background work: a quiet phone "
               "(BENCHNCNN_BACKGROUND, little 0 / big 0) unless a device entry states its own")
 
 
@@ -164,6 +165,7 @@ def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, mo
           background: tuple[tuple[str, float | None], ...]) -> Case | None:
     """The socsim run of one model in one benchncnn run, or None (with the reason in ``skipped``)."""
     where = f"{di}.runs.{ri}.avg_ms.{key}"
+    options: tuple[tuple[str, int], ...] = ()
     what = f"{label} run {ri} {key}"
     if run.gpu_device >= 0:
         if int8:
@@ -179,10 +181,13 @@ def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, mo
             skipped.append((what, why or ""))
             return None
         scheduler, unit = ("ncnn-int8" if int8 else "ncnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
+        n_cores = len(cores) if isinstance(cores, list) else sum(len(c.core_ids) for c in load_soc(soc).cpu.clusters)
+        if run.threads > n_cores:
+            options = (("threads", run.threads),)
     return Case(table="ncnn", id=f"{label} {key} [{unit}]", where=where, line=lines.nearest((di, "runs", ri)),
                 soc=soc, model=model, input=INPUT, num_classes=CLASSES, batch=1, mode="inference",
                 scheduler=scheduler, cores=cores, freq="max", governor="performance", time_s=ms / 1000.0,
-                device=device, background=None if unit == "gpu" else background)
+                device=device, background=None if unit == "gpu" else background, options=options)
 
 
 def _on(run: NcnnRun) -> str:

@@ -146,3 +146,16 @@ def test_the_dev_files_ncnn_rows_carry_benchncnns_run_condition():
     suite = load_measurements(DEV / "ncnn_phones.yaml")
     cpu = {c.background for t in suite.tables for c in t.cases if c.scheduler != "ncnn-vulkan"}
     assert cpu == {(("big", 0.0), ("little", 0.0))}
+
+
+def test_ncnn_rows_with_more_threads_than_cores_carry_the_thread_count():
+    """sd888's benchncnn runs put 8 threads on its 4 big cores: the row's workload asks ncnn's
+    scheduler for 8 threads; every other ncnn row runs one thread per core, as before."""
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    cases = {c.id: c for t in suite.tables for c in t.cases}
+    over = {cid: c for cid, c in cases.items() if c.options}
+    assert over and all(c.soc == "sd888" and c.cores == [4, 5, 6, 7] for c in over.values())
+    assert all(dict(c.options) == {"threads": 8} and "threads 8" in c.config() for c in over.values())
+    assert all(not c.options for c in cases.values() if c.soc != "sd888" or "[gpu]" in c.id)
+    wl = workload_from_dict(workload_of(next(iter(over.values())), 2))
+    assert wl.scheduler.options == {"threads": 8}
