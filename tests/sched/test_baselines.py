@@ -55,6 +55,63 @@ def test_tflite_preparation_reproduces_the_published_figure_and_grows_with_the_g
     assert tflite_graph_prep_s(big.graph("fp32").ops) > tflite_graph_prep_s(ops) + 1e-3
 
 
+def test_tflite_gradient_kernels_do_more_work_than_mnns():
+    c = ctx()
+    t = {s.op.name: s.op for s in TfliteFp32().plan(c).steps}
+    m = {s.op.name: s.op for s in MnnFp32().plan(c).steps}
+    wg = [n for n, op in m.items() if op.phase == "weight_grad" and op.macs]
+    assert wg and all(t[n].macs > m[n].macs for n in wg)
+    op = m[wg[0]]
+    assert scale_work(op, 1.0) is op and scale_work(op, 0.5).macs == 2 * op.macs
+
+
+def test_pytorch_uses_every_big_core_and_pays_dispatch():
+    c = ctx()
+    p = PyTorch().plan(c)
+    assert p.cpu_cores == (4, 5, 6, 7)          # as many threads as big cores, not cpu.cores=big2
+    assert MnnFp32().plan(c).cpu_cores == (4, 5)
+    (name, s), = p.prep_overheads            # VGG: no grouped convolutions, no group loop
+    assert name == "autograd-dispatch" and s == pytest.approx(PYTORCH_DISPATCH_S_PER_OP * len(p.steps))
+
+
+def test_gpu_baseline_runs_everything_on_the_gpu():
+    p = MnnFp32Gpu().plan(ctx())
+    assert p.count("gpu") == len(p.steps) and p.count("cpu") == 0
+    assert all(s.op.dtype == "fp32" for s in p.steps)
+
+
+def test_mnn_gpu_kernels_pay_mnns_efficiency_and_its_backward_slowdown():
+    """Every MNN OpenCL kernel carries 1/MNN_GPU_KERNEL_EFFICIENCY more work; its conv/GEMM error
+    and weight gradients (the same geometry decomposition on OpenCL as on the CPU) also
+    BACKWARD_KERNEL_SLOWDOWN, and gradient convolutions their im2col/col2im and layout traffic."""
+    from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN
+    from socsim.sched.baselines import MNN_GPU_KERNEL_EFFICIENCY as E
+    c = ctx()
+    raw = {op.name: op for op in c.graph("fp32").ops}
+    steps = MnnFp32Gpu().plan(c).steps
+    grads = [s.op for s in steps if s.op.kind in ("conv2d_dgrad", "conv2d_wgrad", "gemm")
+             and s.op.phase in ("error_grad", "weight_grad")]
+    assert grads
+    for op in grads:
+        assert op.macs == pytest.approx(raw[op.name].macs * BACKWARD_KERNEL_SLOWDOWN / E, rel=1e-6)
+    for s in steps:
+        r = raw[s.op.name]
+        if s.op.kind.startswith("conv2d_") and s.op.phase != "forward":
+            assert s.op.bytes_read > r.bytes_read and s.op.bytes_written > r.bytes_written
+        elif s.op.phase == "forward" or s.op.kind not in ("gemm",):
+            assert s.op.macs == pytest.approx(r.macs / E, abs=1) and s.op.flops == pytest.approx(r.flops / E, abs=1)
+            assert (s.op.bytes_read, s.op.bytes_written) == (r.bytes_read, r.bytes_written)
+
+
+def test_mnn_gpu_inference_merges_activations_and_adds():
+    from socsim.engine.context import build_graph
+    from socsim.sched.baselines import mnn_gpu_graph
+    g = build_graph("resnet18", (3, 224, 224), 1000, 1, "fp32", mode="inference")
+    merged = mnn_gpu_graph(g).ops
+    assert len(merged) < len(g.ops)
+    assert not any(op.kind in ("relu", "add") for op in merged)
+
+
 def test_existing_baselines_still_plan():
     c = ctx()
     assert any(s.op.dtype == "int8" for s in MnnInt8().plan(c).steps)
