@@ -38,7 +38,9 @@ def test_consecutive_repeats_collapse():
     assert lines.tolist() == [0] and kinds.tolist() == [2]
 
 
-@pytest.mark.parametrize("op", [_conv(), _conv("conv2d_wgrad"), _conv("conv2d_dgrad"),
+# the weight gradient with a batch whose reduction (8 x 16 x 16 pixels) spans two of MNN's GEMM
+# chunks (streams.wgrad_lchunk), as training batches do
+@pytest.mark.parametrize("op", [_conv(), _conv("conv2d_wgrad", b=8), _conv("conv2d_dgrad"),
                                 Op("g", "gemm", "forward", "l", "fp32", make_params(m=256, k=256, n=128)),
                                 _conv("dwconv2d", b=4, c=64, hw=48, o=64)], ids=lambda o: o.kind)
 def test_sampling_error_small_on_mid_sized_ops(op):

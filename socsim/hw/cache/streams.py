@@ -18,8 +18,19 @@ pixels x hP=8 output channels):
   conv / transposed conv / GEMM: for each tile of 12 output pixels (tiles dealt round-robin to
   threads): pack the im2col slice (reads kh rows of each 4-channel group), then for each block
   of 8 output channels read the pack buffer and the weight block, write the 12x(cout) outputs.
-  weight gradient: for each tile of 12 pixels: pack the im2col slice, read dY, and
-  read-modify-write the thread's share of dW (threads split dW by output-channel blocks).
+  weight gradient: MNN lowers Conv2DBackPropFilter to Im2Col + MatMul
+  (GeometryConv2DBackPropFilter: C[ic*kh*kw, oc] = im2col(X)[ic*kh*kw, n*oh*ow] x dY^T), run by
+  CPUMatMul / StrassenMatrixComputor: the reduction l = n*oh*ow is blocked into chunks of
+  :func:`wgrad_lchunk` pixels; in each chunk the 12-row tiles of dW (eP rows of C) are dealt
+  round-robin to the threads (_generateTrivalMatMul: ``for i = tId; i < unitNumber; i +=
+  numberThread``); a thread packs its tile's im2col rows over the chunk, then for each 8-column
+  block reads the packed tile and dY's block (MNNPackedMatMul: the 12x8 accumulator stays in
+  registers over the chunk's whole reduction) and writes the 12x8 result once; with several
+  chunks each chunk's product goes to a partial buffer that is then added into dW (modelled for
+  the first chunk too, which MNN writes to dW directly).  So dW moves once per chunk, not
+  once per pixel tile.  Not modelled: the Strassen split MNN tries first for large GEMMs, the
+  materialised im2col and the single-threaded panel packing of the geometry path, the last
+  tile going to the last thread.
   depthwise conv / pooling / their gradients: one (image, 4-channel) plane at a time, row by
   row reading kh input rows.  element-wise: contiguous chunks.
 DSP kernels (Hexagon NN-style HVX; pixels in vector lanes, 4 input channels per 32-bit lane so
@@ -45,6 +56,9 @@ PAGE = 4096
 # MNN arm64 FP32 GEMM packing (MNNGetMatMulPackMode: eP=12, hP=8).
 CPU_TILE_PIXELS = 12
 CPU_TILE_OC = 8
+# Elements of the reduction block of MNN's GEMM (StrassenMatrixComputor::_generateBasicMatMul:
+# lLimit = 32768 / (min(eP, e) + hP), source/backend/cpu/compute/StrassenMatrixComputor.cpp).
+WGRAD_L_LIMIT = 32768
 # Elements of an element-wise op handled per thread per step.  A numerical/modelling parameter,
 # not a measured one: the chunk is the outer-loop step that socsim.hw.memory simulates and
 # extrapolates (contiguous chunks dealt round-robin to the threads), not MNN's own split.
@@ -152,6 +166,24 @@ def gemm_like_shape(op) -> dict:
 
 # ----------------------------------------------------------------------------- CPU kernels
 
+def wgrad_lchunk(pixels: int, k: int = CPU_TILE_PIXELS) -> int:
+    """Pixels (the reduction l = batch x oh x ow) per chunk of MNN's weight-gradient GEMM:
+    StrassenMatrixComputor::_generateBasicMatMul runs the whole reduction in one pass when
+    l <= lLimit = 32768 / (min(eP, e) + hP) (so the 12-row A tile and an 8-column B block, in
+    elements, fit a 128 KB working set) and otherwise in chunks of lLimit rounded down to the
+    pack of 4, adding each chunk's product into C (MNNMatrixAdd).  ``k``: the GEMM's e (dW's
+    rows, cin x kh x kw)."""
+    limit = WGRAD_L_LIMIT // (min(CPU_TILE_PIXELS, k) + CPU_TILE_OC)
+    if pixels <= limit:
+        return pixels
+    # as many chunks as MNN's, of equal size: the totals are the same (the dY and im2col traffic
+    # go with the pixels, the partial sums with the number of chunks) and every step of the
+    # stream is alike, so the sampler's extrapolation from the first chunk holds (a short last
+    # chunk would be counted as a full one)
+    chunks = -(-pixels // (limit // 4 * 4))
+    return -(-pixels // chunks)
+
+
 def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
@@ -164,22 +196,35 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     C4, O4 = (C + 3) // 4, (O + 3) // 4
     K = C * KH * KW
     in_bytes = B * C4 * 4 * H * W * eb
-    w_bytes = O * K * (4 if wgrad else eb)          # dW accumulates in fp32/int32
+    w_bytes = O4 * 4 * K * 4 if wgrad else O * K * eb     # dW accumulates in fp32/int32, [O/4, K, 4]
     out_bytes = B * O4 * 4 * OH * OW * (eb if wgrad else ob)   # wgrad reads dY here
-    pack_bytes = K * CPU_TILE_PIXELS * eb
-    w_base = _align(in_bytes)
-    out_base = _align(w_base + w_bytes)
-    pack_base = _align(out_base + out_bytes)
     pixels = B * OH * OW
     tiles = (pixels + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS
     oc_blocks = (O + CPU_TILE_OC - 1) // CPU_TILE_OC
-    n_seg = tiles if wgrad else (tiles + threads - 1) // threads
-    return _plan(sn.CPU_CONV, line, n_seg, in_bytes + w_bytes + out_bytes, notes=dict(tiles=tiles, oc_blocks=oc_blocks),
+    if wgrad:   # the A tile: 12 rows of im2col over a chunk of the reduction
+        lchunk = wgrad_lchunk(pixels, K)
+        chunks = (pixels + lchunk - 1) // lchunk
+        e_tiles = (K + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS
+        e_rounds = (e_tiles + threads - 1) // threads
+        pack_bytes = lchunk * CPU_TILE_PIXELS * eb
+        n_seg = chunks * e_rounds
+    else:
+        lchunk = chunks = e_tiles = e_rounds = 0
+        pack_bytes = K * CPU_TILE_PIXELS * eb
+        n_seg = (tiles + threads - 1) // threads
+    w_base = _align(in_bytes)
+    out_base = _align(w_base + w_bytes)
+    pack_base = _align(out_base + out_bytes)
+    ct_base = _align(pack_base + threads * _align(pack_bytes))     # the chunk's partial dW
+    notes = dict(tiles=tiles, oc_blocks=oc_blocks)
+    if wgrad:
+        notes.update(lchunk=lchunk, chunks=chunks, e_tiles=e_tiles)
+    return _plan(sn.CPU_CONV, line, n_seg, in_bytes + w_bytes + out_bytes, notes=notes,
                  threads=threads, eb=eb, ob=ob, rowmajor=rowmajor, wgrad=wgrad, C=C, H=H, W=W, C4=C4, O4=O4, KH=KH,
                  KW=KW, ST=s["stride"], PD=s["pad"], OH=OH, OW=OW, in_base=0, w_base=w_base, out_base=out_base,
                  pack_base=pack_base, pack_stride=_align(pack_bytes), pack_bytes=pack_bytes, pixels=pixels,
                  tiles=tiles, oc_blocks=oc_blocks, wblock=CPU_TILE_OC * K * (4 if wgrad else eb),
-                 tile_px=CPU_TILE_PIXELS)
+                 tile_px=CPU_TILE_PIXELS, K=K, lchunk=lchunk, e_tiles=e_tiles, e_rounds=e_rounds, ct_base=ct_base)
 
 
 def _plane_shape(op) -> dict:

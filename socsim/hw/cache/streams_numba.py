@@ -23,7 +23,7 @@ CPU_CONV, CPU_PLANE, ELTWISE, DSP_CONV, DSP_PLANE = range(5)
 FIELDS = {
     CPU_CONV: ("threads", "eb", "ob", "rowmajor", "wgrad", "C", "H", "W", "C4", "O4", "KH", "KW", "ST", "PD",
                "OH", "OW", "in_base", "w_base", "out_base", "pack_base", "pack_stride", "pack_bytes", "pixels",
-               "tiles", "oc_blocks", "wblock", "tile_px"),
+               "tiles", "oc_blocks", "wblock", "tile_px", "K", "lchunk", "e_tiles", "e_rounds", "ct_base"),
     CPU_PLANE: ("threads", "dw", "wgrad", "H", "W", "C4", "KH", "KW", "ST", "PD", "OH", "row_in", "ob_row",
                 "in_base", "out_base", "w_base", "planes"),
     ELTWISE: ("threads", "rd", "wr", "chunks", "rchunk", "wchunk", "out_base", "rounds", "passes"),
@@ -60,7 +60,8 @@ def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
 
 @nb.njit(cache=True)
 def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
-    eb, ob, rowmajor, wgrad = P[1], P[2], P[3], P[4]
+    """Forward / transposed conv / GEMM: pixel tile ``t`` against output-channel blocks j0.."""
+    eb, ob, rowmajor = P[1], P[2], P[3]
     C, H, W, C4, O4, KH, KW, ST, PD, OH, OW = P[5], P[6], P[7], P[8], P[9], P[10], P[11], P[12], P[13], P[14], P[15]
     in_base, w_base, out_base = P[16], P[17], P[18]
     pack_bytes, pixels, oc_blocks, wblock, tile_px = P[21], P[22], P[24], P[25], P[26]
@@ -84,20 +85,91 @@ def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
                         n = _emit(out_l, out_k, n, g0, in_base + (((b * C4 + c4) * H + ih) * W + iw_lo) * 4 * eb,
                                   (iw_hi - iw_lo) * 4 * eb, READ, line)
     n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, WRITE_FULL, line)
-    oeb = eb if wgrad else ob
-    if wgrad:
-        for o4 in range(O4):
-            n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * oeb,
-                      (ow1 - ow0) * 4 * eb, READ, line)
     for j in range(j0, oc_blocks, jstep):
         n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, READ, line)
         n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, READ, line)
-        if wgrad:
-            n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, WRITE, line)
-    if not wgrad:
+    for o4 in range(O4):
+        n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * ob,
+                  (ow1 - ow0) * 4 * ob, WRITE_FULL, line)
+    return n
+
+
+@nb.njit(cache=True)
+def _cpu_wgrad_step(P, k, t, pack_at, out_l, out_k, n, g0, line):
+    """Thread ``t``'s part of step ``k`` of the weight gradient as MNN's CPUMatMul runs it
+    (streams.cpu_conv_plan, weight gradient): dW[K, O] = im2col(X)[K, l] . dY[O, l]^T with the
+    reduction l = batch x pixels blocked into chunks of ``lchunk``; step k is chunk
+    k // e_rounds, round k % e_rounds of 12-row tiles of dW dealt round-robin to the threads."""
+    threads, eb = P[0], P[1]
+    H, W, C4, O4, KH, KW, ST, PD, OH, OW = P[6], P[7], P[8], P[9], P[10], P[11], P[12], P[13], P[14], P[15]
+    in_base, w_base, out_base = P[16], P[17], P[18]
+    pixels, oc_blocks, tile_px = P[22], P[24], P[26]
+    K, lchunk, e_tiles, e_rounds, ct_base = P[27], P[28], P[29], P[30], P[31]
+    ch = k // e_rounds
+    i = (k % e_rounds) * threads + t
+    if i >= e_tiles:
+        return n
+    p0 = ch * lchunk
+    p1 = min(pixels, p0 + lchunk)
+    r0 = i * tile_px
+    r1 = min(K, r0 + tile_px)
+    khw = KH * KW
+    plane = OH * OW
+    # pack the tile's im2col rows over the chunk: each (4-channel group, kernel row) the rows
+    # touch reads that input row under every output row of the chunk (NC4HW4: one run serves
+    # the group's 4 channels)
+    c_lo = r0 // khw
+    c_hi = (r1 - 1) // khw
+    for c4 in range(c_lo // 4, c_hi // 4 + 1):
+        for r in range(KH):
+            used = False
+            for c in range(max(c4 * 4, c_lo), min(c4 * 4 + 3, c_hi) + 1):
+                a = c * khw + r * KW
+                if a < r1 and a + KW > r0:
+                    used = True
+            if not used:
+                continue
+            p = p0
+            while p < p1:
+                b = p // plane
+                rem = p % plane
+                oh = rem // OW
+                ow0 = rem % OW
+                ow1 = min(OW, ow0 + (p1 - p))
+                ih = oh * ST - PD + r
+                iw_lo = max(0, ow0 * ST - PD)
+                iw_hi = min(W, (ow1 - 1) * ST - PD + KW)
+                if 0 <= ih < H and iw_hi > iw_lo:
+                    n = _emit(out_l, out_k, n, g0, in_base + (((b * C4 + c4) * H + ih) * W + iw_lo) * 4 * eb,
+                              (iw_hi - iw_lo) * 4 * eb, READ, line)
+                p += ow1 - ow0
+    pack_bytes = (p1 - p0) * tile_px * eb
+    n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, WRITE_FULL, line)
+    # the packed GEMM: per 8-column block of dW, the packed tile and dY's block over the chunk;
+    # the 12x8 accumulator stays in registers over the whole chunk, written once
+    # one chunk: the product goes straight to dW; several: each chunk's goes to the partial
+    # buffer and is added into dW (MNN writes the first chunk's straight to dW: counted like the
+    # others, so that every step of a multi-chunk op is alike for the sampler; 1/chunks of the
+    # add traffic too much)
+    dst = w_base if pixels <= lchunk else ct_base
+    for j in range(oc_blocks):
+        n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, READ, line)
+        for o4 in range(2 * j, min(2 * j + 2, O4)):
+            p = p0
+            while p < p1:
+                b = p // plane
+                q = p % plane
+                m = min(plane - q, p1 - p)
+                n = _emit(out_l, out_k, n, g0, out_base + ((b * O4 + o4) * plane + q) * 4 * eb, m * 4 * eb,
+                          READ, line)
+                p += m
+        for o4 in range(2 * j, min(2 * j + 2, O4)):
+            n = _emit(out_l, out_k, n, g0, dst + (o4 * K + r0) * 16, (r1 - r0) * 16, WRITE_FULL, line)
+    if pixels > lchunk:   # dW += the chunk's partial product (MNNMatrixAdd over dW's rows)
         for o4 in range(O4):
-            n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * oeb,
-                      (ow1 - ow0) * 4 * ob, WRITE_FULL, line)
+            n = _emit(out_l, out_k, n, g0, w_base + (o4 * K + r0) * 16, (r1 - r0) * 16, READ, line)
+            n = _emit(out_l, out_k, n, g0, ct_base + (o4 * K + r0) * 16, (r1 - r0) * 16, READ, line)
+            n = _emit(out_l, out_k, n, g0, w_base + (o4 * K + r0) * 16, (r1 - r0) * 16, WRITE, line)
     return n
 
 
@@ -108,8 +180,8 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
     threads = P[0]
     if kernel == CPU_CONV:
         pack_at = P[19] + t * P[20]
-        if P[4]:   # weight gradient: every thread sweeps tile k for its own blocks of dW
-            n = _cpu_conv_tile(P, k, pack_at, t, threads, out_l, out_k, n, g0, line)
+        if P[4]:   # weight gradient: chunk-blocked GEMM over dW's row tiles
+            n = _cpu_wgrad_step(P, k, t, pack_at, out_l, out_k, n, g0, line)
         else:
             tile = k * threads + t
             if tile < P[23]:

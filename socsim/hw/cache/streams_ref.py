@@ -14,7 +14,7 @@ import numpy as np
 
 from socsim.hw.cache.geometry import READ, WRITE, WRITE_FULL
 from socsim.hw.cache.streams import (CPU_TILE_OC, CPU_TILE_PIXELS, ELTWISE_CHUNK_BYTES, _align,
-                                     _elt, _out_elt, _plane_shape, gemm_like_shape)
+                                     _elt, _out_elt, _plane_shape, gemm_like_shape, wgrad_lchunk)
 from socsim.workload.opkinds import lookup
 
 Streams = list[tuple[np.ndarray, np.ndarray]]
@@ -90,20 +90,22 @@ class _Builder:
 # ----------------------------------------------------------------------------- CPU kernels
 
 def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
-    """MNN-style im2col + packed GEMM (forward, transposed, GEMM and weight gradient)."""
+    """MNN-style im2col + packed GEMM (forward, transposed, GEMM); the weight gradient as MNN's
+    chunk-blocked MatMul (:func:`_cpu_wgrad_plan`)."""
     eb, ob = _elt(op.dtype), _out_elt(op)
     s = gemm_like_shape(op)
     kind = lookup(op.kind)
+    if kind.backward == "wgrad":
+        return _cpu_wgrad_plan(s, eb, threads, line)
     rowmajor = kind.shape == "gemm"
-    wgrad = kind.backward == "wgrad"
     B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
     KH, KW, ST, PD, OH, OW = s["kh"], s["kw"], s["stride"], s["pad"], s["oh"], s["ow"]
     C4 = (C + 3) // 4
     O4 = (O + 3) // 4
     K = C * KH * KW
     in_bytes = B * C4 * 4 * H * W * eb
-    w_bytes = O * K * (4 if wgrad else eb)          # dW accumulates in fp32/int32
-    out_bytes = B * O4 * 4 * OH * OW * (eb if wgrad else ob)   # wgrad reads dY here
+    w_bytes = O * K * eb
+    out_bytes = B * O4 * 4 * OH * OW * ob
     pack_bytes = K * CPU_TILE_PIXELS * eb
     in_base = 0
     w_base = _align(in_base + in_bytes)
@@ -112,11 +114,10 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
     pixels = B * OH * OW
     tiles = (pixels + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS
     oc_blocks = (O + CPU_TILE_OC - 1) // CPU_TILE_OC
-    wblock = CPU_TILE_OC * K * (4 if wgrad else eb)
-    pack_lines_bytes = pack_bytes
-    n_seg = tiles if wgrad else (tiles + threads - 1) // threads
+    wblock = CPU_TILE_OC * K * eb
+    n_seg = (tiles + threads - 1) // threads
 
-    def tile_stream(t: int, bld: _Builder, pack_at: int, my_blocks) -> None:
+    def tile_stream(t: int, bld: _Builder, pack_at: int) -> None:
         px0 = t * CPU_TILE_PIXELS
         npx = min(CPU_TILE_PIXELS, pixels - px0)
         b, rem = divmod(px0, OH * OW)
@@ -135,36 +136,108 @@ def cpu_conv_plan(op, threads: int, line: int = 64) -> StreamPlan:
                 bld.runs(starts.ravel(), (iw_hi - iw_lo) * 4 * eb)
         bld.run(pack_at, pack_bytes, WRITE_FULL)
         o4 = np.arange(O4, dtype=np.int64)
-        out_starts = out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * (eb if wgrad else ob)
-        if wgrad:
-            bld.runs(out_starts, (ow1 - ow0) * 4 * eb)           # dY tile
-        for j in my_blocks:
-            bld.run(pack_at, pack_lines_bytes)
-            if wgrad:
-                bld.run(w_base + j * wblock, wblock)             # read dW block ...
-                bld.run(w_base + j * wblock, wblock, WRITE)      # ... accumulate, write back
-            else:
-                bld.run(w_base + j * wblock, wblock)
-        if not wgrad:
-            bld.runs(out_starts, (ow1 - ow0) * 4 * ob, WRITE_FULL)
+        out_starts = out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * ob
+        for j in range(oc_blocks):
+            bld.run(pack_at, pack_bytes)
+            bld.run(w_base + j * wblock, wblock)
+        bld.runs(out_starts, (ow1 - ow0) * 4 * ob, WRITE_FULL)
 
     def segment(k: int) -> Streams:
         out = []
         for t in range(threads):
             bld = _Builder(line)
-            pack_at = pack_base + t * _align(pack_bytes)
-            if wgrad:
-                # every thread sweeps tile k for its own output-channel blocks of dW
-                tile_stream(k, bld, pack_at, range(t, oc_blocks, threads))
-            else:
-                tile = k * threads + t
-                if tile < tiles:
-                    tile_stream(tile, bld, pack_at, range(oc_blocks))
+            tile = k * threads + t
+            if tile < tiles:
+                tile_stream(tile, bld, pack_base + t * _align(pack_bytes))
             out.append(bld.build())
         return out
 
     return StreamPlan(line, n_seg, segment, in_bytes + w_bytes + out_bytes,
                       notes=dict(tiles=tiles, oc_blocks=oc_blocks))
+
+
+def _cpu_wgrad_plan(s: dict, eb: int, threads: int, line: int) -> StreamPlan:
+    """Weight gradient: dW[K, O] = im2col(X)[K, l] . dY[O, l]^T, the reduction l blocked into
+    chunks; step k = (chunk k // e_rounds, round k % e_rounds of dW's 12-row tiles)."""
+    B, C, H, W, O = s["batch"], s["cin"], s["h"], s["w"], s["cout"]
+    KH, KW, ST, PD, OH, OW = s["kh"], s["kw"], s["stride"], s["pad"], s["oh"], s["ow"]
+    C4, O4 = (C + 3) // 4, (O + 3) // 4
+    K = C * KH * KW
+    in_bytes = B * C4 * 4 * H * W * eb
+    w_bytes = O4 * 4 * K * 4
+    out_bytes = B * O4 * 4 * OH * OW * eb
+    pixels = B * OH * OW
+    plane = OH * OW
+    lchunk = wgrad_lchunk(pixels, K)
+    chunks = (pixels + lchunk - 1) // lchunk
+    e_tiles = (K + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS
+    e_rounds = (e_tiles + threads - 1) // threads
+    oc_blocks = (O + CPU_TILE_OC - 1) // CPU_TILE_OC
+    pack_bytes = lchunk * CPU_TILE_PIXELS * eb
+    w_base = _align(in_bytes)
+    out_base = _align(w_base + w_bytes)
+    pack_base = _align(out_base + out_bytes)
+    ct_base = _align(pack_base + threads * _align(pack_bytes))
+    khw = KH * KW
+
+    def rows(p0: int, p1: int):
+        """(image, output row, first and end column) of each output-row piece of pixels p0..p1."""
+        p = p0
+        while p < p1:
+            b, rem = divmod(p, plane)
+            oh, ow0 = divmod(rem, OW)
+            ow1 = min(OW, ow0 + p1 - p)
+            yield b, oh, ow0, ow1
+            p += ow1 - ow0
+
+    def step(ch: int, i: int, bld: _Builder, pack_at: int) -> None:
+        p0, p1 = ch * lchunk, min(pixels, (ch + 1) * lchunk)
+        r0, r1 = i * CPU_TILE_PIXELS, min(K, (i + 1) * CPU_TILE_PIXELS)
+        c_lo, c_hi = r0 // khw, (r1 - 1) // khw
+        for c4 in range(c_lo // 4, c_hi // 4 + 1):
+            for r in range(KH):
+                if not any(c * khw + r * KW < r1 and c * khw + r * KW + KW > r0
+                           for c in range(max(4 * c4, c_lo), min(4 * c4 + 3, c_hi) + 1)):
+                    continue
+                for b, oh, ow0, ow1 in rows(p0, p1):
+                    ih = oh * ST - PD + r
+                    iw_lo, iw_hi = max(0, ow0 * ST - PD), min(W, (ow1 - 1) * ST - PD + KW)
+                    if 0 <= ih < H and iw_hi > iw_lo:
+                        bld.run((((b * C4 + c4) * H + ih) * W + iw_lo) * 4 * eb, (iw_hi - iw_lo) * 4 * eb)
+        nbytes = (p1 - p0) * CPU_TILE_PIXELS * eb
+        bld.run(pack_at, nbytes, WRITE_FULL)
+        dst = w_base if chunks == 1 else ct_base
+        for j in range(oc_blocks):
+            bld.run(pack_at, nbytes)
+            o4s = range(2 * j, min(2 * j + 2, O4))
+            for o4 in o4s:
+                p = p0
+                while p < p1:
+                    b, q = divmod(p, plane)
+                    m = min(plane - q, p1 - p)
+                    bld.run(out_base + ((b * O4 + o4) * plane + q) * 4 * eb, m * 4 * eb)
+                    p += m
+            for o4 in o4s:
+                bld.run(dst + (o4 * K + r0) * 16, (r1 - r0) * 16, WRITE_FULL)
+        if chunks > 1:
+            for o4 in range(O4):
+                bld.run(w_base + (o4 * K + r0) * 16, (r1 - r0) * 16)
+                bld.run(ct_base + (o4 * K + r0) * 16, (r1 - r0) * 16)
+                bld.run(w_base + (o4 * K + r0) * 16, (r1 - r0) * 16, WRITE)
+
+    def segment(k: int) -> Streams:
+        out = []
+        for t in range(threads):
+            bld = _Builder(line)
+            i = (k % e_rounds) * threads + t
+            if i < e_tiles:
+                step(k // e_rounds, i, bld, pack_base + t * _align(pack_bytes))
+            out.append(bld.build())
+        return out
+
+    return StreamPlan(line, chunks * e_rounds, segment, in_bytes + w_bytes + out_bytes,
+                      notes=dict(tiles=(pixels + CPU_TILE_PIXELS - 1) // CPU_TILE_PIXELS, oc_blocks=oc_blocks,
+                                 lchunk=lchunk, chunks=chunks, e_tiles=e_tiles))
 
 
 def cpu_plane_plan(op, threads: int, line: int = 64) -> StreamPlan:
