@@ -171,3 +171,52 @@ def test_compiled_hierarchy_matches_per_step_reference(op, unit):
     for s, (c, f, w) in enumerate(snaps):
         assert np.array_equal(cnt[s], c) and tuple(dram_[s]) == (f, w)
     assert h.scratch_accesses == scratch
+
+
+def _wgrad_regions(plan):
+    """(lines, kinds, thread of each access, geometry) of a whole weight-gradient plan."""
+    from socsim.hw.cache import streams_numba as sn
+
+    g = dict(zip(sn.FIELDS[sn.CPU_CONV], (int(x) for x in plan.params)))
+    lines, kinds, off, done = plan.generate()
+    assert done == plan.n_segments
+    thread = np.repeat(np.tile(np.arange(plan.threads), done), np.diff(off))
+    return lines, kinds, thread, g
+
+
+@pytest.mark.parametrize("b,chunks", [(2, 1), (8, 2), (32, 6)])
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_wgrad_writes_dw_once_per_chunk_split_by_rows(b, chunks, threads):
+    """MNN's weight-gradient GEMM keeps each 12x8 dW tile in registers over a whole chunk of the
+    reduction: dW is written once per chunk (partial product, then the add), never once per
+    pixel tile, and each dW line belongs to one thread."""
+    op = _conv("conv2d_wgrad", b=b)
+    plan = st.cpu_conv_plan(op, threads)
+    assert plan.notes["chunks"] == chunks
+    lines, kinds, thread, g = _wgrad_regions(plan)
+    line = plan.line_bytes
+    dw_lines = (g["O4"] * g["K"] * 16) // line            # fp32 accumulators, [O/4, K, 4]
+    in_dw = (lines >= g["w_base"] // line) & (lines < g["w_base"] // line + dw_lines)
+    wr = kinds != 0
+    assert int((in_dw & wr).sum()) == chunks * dw_lines
+    assert np.unique(lines[in_dw & wr]).size == dw_lines
+    if chunks > 1:
+        in_ct = (lines >= g["ct_base"] // line) & (lines < g["ct_base"] // line + dw_lines)
+        assert int((in_ct & wr).sum()) == chunks * dw_lines
+    owners = {}
+    for ln, t in zip(lines[in_dw & wr].tolist(), thread[in_dw & wr].tolist()):
+        assert owners.setdefault(ln, t) == t
+
+
+def test_wgrad_total_work_does_not_grow_with_threads():
+    """The threads split dW's rows: the dY traffic in all (each row tile reads the chunk's dY
+    once) is the same on 1, 2 or 4 threads (the old stream had every thread sweep every pixel
+    tile for its share of dW)."""
+    op = _conv("conv2d_wgrad", b=8)
+    counts = []
+    for threads in (1, 2, 4):
+        lines, kinds, _, g = _wgrad_regions(st.cpu_conv_plan(op, threads))
+        line = 64
+        in_dy = (lines >= g["out_base"] // line) & (lines < g["pack_base"] // line)
+        counts.append(int(in_dy.sum()))
+    assert counts[0] == counts[1] == counts[2]
