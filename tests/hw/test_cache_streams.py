@@ -169,3 +169,21 @@ def test_compiled_hierarchy_matches_per_step_reference(op, unit):
     for s, (c, f, w) in enumerate(snaps):
         assert np.array_equal(cnt[s], c) and tuple(dram_[s]) == (f, w)
     assert h.scratch_accesses == scratch
+
+
+
+def test_kernels_pass_access_kinds_as_int64():
+    """The kernels pass the access kinds to ``_emit`` as numpy int64 scalars, not as Python ints:
+    numba types a global Python int as a literal and compiled ``_emit`` once per kind (a first
+    run compiled it four times, ~1 CPU s; docs/performance.md, First run).  Checked on the
+    kernels' code, since a kernel loaded from numba's cache compiles nothing to count."""
+    import numba as nb
+
+    from socsim.hw.cache import streams_numba as sn
+
+    assert {nb.typeof(k) for k in (sn._READ, sn._WRITE, sn._WRITE_FULL)} == {nb.types.int64}
+    assert (sn._READ, sn._WRITE, sn._WRITE_FULL) == (sn.READ, sn.WRITE, sn.WRITE_FULL)
+    for kernel in (sn._cpu_conv_tile, sn._group):
+        names = set(kernel.py_func.__code__.co_names)
+        assert not names & {"READ", "WRITE", "WRITE_FULL"}, kernel
+        assert names & {"_READ", "_WRITE_FULL"}, kernel
