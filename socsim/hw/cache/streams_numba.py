@@ -106,8 +106,9 @@ def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
 
 
 @nb.njit(cache=True)
-def _group(kernel, P, k, t, out_l, out_k, n, line):
-    """Stream of thread ``t`` in outer-loop step ``k``, appended at ``n``."""
+def _group_cpu(kernel, P, k, t, out_l, out_k, n, line):
+    """Stream of thread ``t`` in outer-loop step ``k`` of a CPU kernel (CPU_CONV, CPU_PLANE,
+    ELTWISE), appended at ``n``."""
     g0 = n
     threads = P[0]
     if kernel == CPU_CONV:
@@ -143,7 +144,16 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
             n = _emit(out_l, out_k, n, g0, c * rchunk, min(rchunk, rd - c * rchunk), _READ, line)
             if last:
                 n = _emit(out_l, out_k, n, g0, out_base + c * wchunk, min(wchunk, wr - c * wchunk), _WRITE_FULL, line)
-    elif kernel == DSP_CONV:
+    return n
+
+
+@nb.njit(cache=True)
+def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
+    """Stream of thread ``t`` in outer-loop step ``k`` of an HVX kernel (DSP_CONV, DSP_PLANE),
+    appended at ``n``."""
+    g0 = n
+    threads = P[0]
+    if kernel == DSP_CONV:
         in_vtcm, wgrad, C4, H, KH, ST, PD, OH, O = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
         row_in, orow, in_base, out_base, w_base, w_per_oc, rows, per_ctx = (P[10], P[11], P[12], P[13], P[14],
                                                                            P[15], P[16], P[17])
@@ -183,11 +193,14 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
     return n
 
 
-@nb.njit(cache=True)
-def generate(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
-    """Streams of steps k0.. (see the module docstring); returns (accesses, steps done)."""
+
+
+@nb.njit(cache=True, inline="always")
+def _drive(group, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    """The steps' loop of both generators (inlined into each), ``group`` the stream of one thread
+    in one step."""
     threads = P[0]
-    # np.int64, not a literal 0: a literal would compile _group (and _cpu_conv_tile under it)
+    # np.int64, not a literal 0: a literal would compile the group (and _cpu_conv_tile under it)
     # once more for a Literal[int](0) signature, doubling the first run's compile time
     n = np.int64(0)
     g = 0
@@ -195,10 +208,31 @@ def generate(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
     while k < k1:
         for t in range(threads):
             off[g] = n
-            n = _group(kernel, P, k, t, out_l, out_k, n, line)
+            n = group(kernel, P, k, t, out_l, out_k, n, line)
             g += 1
         k += 1
         if n >= budget and k - k0 >= min_segs:
             break
     off[g] = n
     return n, k - k0
+
+
+@nb.njit(cache=True)
+def _generate_cpu(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    return _drive(_group_cpu, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
+
+
+@nb.njit(cache=True)
+def _generate_dsp(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    return _drive(_group_dsp, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
+
+
+def generate(kernel: int, P: np.ndarray, line: int, k0: int, k1: int, budget: int, min_segs: int,
+             out_l: np.ndarray, out_k: np.ndarray, off: np.ndarray) -> tuple[int, int]:
+    """Streams of steps k0.. (see the module docstring); returns (accesses, steps done).
+
+    Two compiled generators, the CPU's kernels and the HVX's: numba compiles every branch of a
+    function it compiles, so a CPU-only run (the quick-start) then compiles no DSP kernel
+    (docs/performance.md, First run)."""
+    gen = _generate_dsp if kernel in (DSP_CONV, DSP_PLANE) else _generate_cpu
+    return gen(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
