@@ -120,7 +120,7 @@ def _group_cpu(kernel, P, k, t, out_l, out_k, n, line):
             if tile < P[23]:
                 n = _cpu_conv_tile(P, tile, pack_at, np.int64(0), np.int64(1), out_l, out_k, n, g0, line)
     elif kernel == CPU_PLANE:
-        dw, wgrad, H, W, C4, KH, KW, ST, PD, OH = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9], P[10]
+        dw, wgrad, H, _W, C4, KH, KW, ST, PD, OH = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9], P[10]
         row_in, ob_row, in_base, out_base, w_base, planes = P[11], P[12], P[13], P[14], P[15], P[16]
         pl = k * threads + t
         if pl < planes:
