@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from isa.hvx import Builder, HvxState, Program, R, V, run
+from isa.hvx.state import aligned_zeros
 from isa.hvx.timing import Timing, TimingConfig
 
 MR = 4      # rows (A) per tile
@@ -212,7 +213,7 @@ def gemm_hvx(a: np.ndarray, bmat: np.ndarray, config: TimingConfig = TimingConfi
     st.write(A.offset, np.tile(ap.reshape(mt, MR * ka), (nt, 1)))
     if shift is not None:
         st.write(prog.buffer("S").offset, np.full((mt * nt, 1), shift, np.int32))
-    packs = np.zeros((nt, prog.mem_bytes - B.offset), np.uint8)   # the panel and its guard vector
+    packs = aligned_zeros((nt, prog.mem_bytes - B.offset))   # the panel and its guard vector
     for j in range(nt):
         p = pack_b(bpad[:, j * NCOL:(j + 1) * NCOL], k4).reshape(-1)
         packs[j, :p.size] = p

@@ -162,3 +162,23 @@ def test_store_into_shared_range_faults():
         st.share(o, np.zeros((1, 128), np.uint8), [0, 0])
         with pytest.raises(hvx.MemoryFault):
             hvx.run(prog, st, fast=fast_path)
+
+
+@pytest.mark.parametrize("tiles", [1, 3, 1024])
+def test_state_arrays_start_on_a_vector_boundary(tiles):
+    """The compiled regions move vectors as 64-byte host words: the register file, the memory
+    images and the shared images start on a 128-byte boundary (numpy gives 16), so no word
+    straddles two cache lines; a misaligned or non-contiguous image is copied, values kept."""
+    from isa.hvx.state import ALIGN, aligned_zeros
+    st = hvx.HvxState(tiles, 6400)
+    assert st.V.ctypes.data % ALIGN == 0 and st.mem.ctypes.data % ALIGN == 0
+    assert st.V.shape == (tiles, 32, 128) and st.V.flags.c_contiguous and not st.V.any()
+    vals = (np.arange(3 * 256) * 7).astype(np.uint8).reshape(3, 256)
+    raw = np.zeros(3 * 256 + 1, np.uint8)
+    misaligned = raw[1:].reshape(3, 256) if raw.ctypes.data % ALIGN == 0 else raw[:-1].reshape(3, 256)
+    misaligned[...] = vals
+    for images in (misaligned, vals[:, ::-1]):              # off the boundary; not C-contiguous
+        st.share(6400, images, np.arange(tiles) % 3)
+        assert st.shared_data.ctypes.data % ALIGN == 0 and (st.shared_data == images).all()
+    z = aligned_zeros((5, 7), np.int32)
+    assert z.ctypes.data % ALIGN == 0 and z.shape == (5, 7) and z.dtype == np.int32 and not z.any()
