@@ -33,7 +33,7 @@ from .ops.scalar import s32
 
 (OP_VRMPYBUS_ACC, OP_VRMPYBV_ACC, OP_VLOAD_AI, OP_VLOAD_PI, OP_VSTORE_AI, OP_VSTORE_PI, OP_SLOAD_AI,
  OP_SLOAD_PI, OP_ADDI, OP_TFRSI, OP_TFR, OP_SPLATW, OP_VROR, OP_VADDW, OP_VSUBW, OP_VASLW, OP_VD0,
- OP_VASSIGN, OP_NOP, OP_LOOP, OP_END) = range(21)
+ OP_VASSIGN, OP_NOP, OP_LOOP, OP_END, OP_VRMPYBUS_RUN) = range(22)
 
 _ENC = {   # op -> (code, how to turn its args into (a, b, c))
     "vrmpybus_acc": (OP_VRMPYBUS_ACC, lambda a: (a[0].n, a[1].n, a[2].n)),
@@ -59,22 +59,68 @@ _ENC = {   # op -> (code, how to turn its args into (a, b, c))
 SUPPORTED = frozenset(_ENC)
 
 
+def _row(ins) -> tuple:
+    code, f = _ENC[ins.op]
+    return (code,) + tuple(f(ins.args))
+
+
+def _emit_straight(instrs: list, rows: list) -> None:
+    """Rows for straight-line code (the instructions of consecutive packets, in order), with the
+    vrmpybus_acc gathered into runs: each one moves ahead of the other instructions met since its
+    run began when it neither reads nor writes what they write nor writes what they read (so
+    every tile's state after the segment is that of the instructions in program order); those
+    others keep their order, memory accesses included.  A run of n >= 2 becomes one RUN row
+    (n) and the n instruction rows it executes tile by tile: one decode per run instead of one
+    per instruction.  The loop setup (J2_loop0i) does nothing here and is left out."""
+    run: list = []
+    pending: list = []
+    pr: set = set()
+    pw: set = set()
+
+    def flush():
+        if len(run) > 1:
+            rows.append((OP_VRMPYBUS_RUN, len(run), 0, 0))
+        rows.extend(_row(i) for i in run)
+        rows.extend(_row(i) for i in pending)
+        run.clear()
+        pending.clear()
+        pr.clear()
+        pw.clear()
+    for ins in instrs:
+        if ins.op == "J2_loop0i":
+            continue
+        if ins.op == "vrmpybus_acc":
+            r, w = ins.reads(), ins.writes()
+            if pending and (r & pw or w & pr or w & pw):
+                flush()
+            run.append(ins)
+        elif run:
+            pending.append(ins)
+            pr.update(ins.reads())
+            pw.update(ins.writes())
+        else:
+            rows.append(_row(ins))
+    flush()
+
+
 def encode(items) -> np.ndarray:
-    """Packets and Loops (isa.hvx.program) -> int64 code rows (op, a, b, c); instructions of a
-    packet in order, a loop as LOOP(count) body END."""
+    """Packets and Loops (isa.hvx.program) -> int64 code rows (op, a, b, c): straight-line code
+    as ``_emit_straight`` orders it, a loop as LOOP(count) body END."""
     from .program import Packet
-    rows = []
+    rows: list = []
 
     def walk(xs):
+        straight: list = []
         for x in xs:
             if isinstance(x, Packet):
-                for ins in x.instrs:
-                    code, f = _ENC[ins.op]
-                    rows.append((code,) + tuple(f(ins.args)))
-            else:
-                rows.append((OP_LOOP, x.count, 0, 0))
-                walk(x.body)
-                rows.append((OP_END, 0, 0, 0))
+                straight.extend(x.instrs)
+                continue
+            _emit_straight(straight, rows)
+            straight = []
+            rows.append((OP_LOOP, x.count, 0, 0))
+            walk(x.body)
+            rows.append((OP_END, 0, 0, 0))
+        _emit_straight(straight, rows)
     walk(items)
     return np.array(rows, np.int64).reshape(-1, 4)
 
@@ -93,17 +139,32 @@ def _s32(v):
     return v - (np.int64(1) << 32) if v >= (np.int64(1) << 31) else v
 
 
+@njit(cache=True, boundscheck=False, error_model="numpy", inline="always")
+def _where(a, n, nbytes, sh_off, sh_end):
+    """Bytes [a, a + n) of a tile's address space: 1 inside the shared range, 0 inside private
+    memory (and clear of the shared range), -1 anywhere else (a fault)."""
+    if a >= sh_off and a + n <= sh_end:
+        return 1
+    if a < 0 or a + n > nbytes or (a + n > sh_off and a < sh_end):
+        return -1
+    return 0
+
+
 @njit(cache=True, boundscheck=False, error_model="numpy", nogil=True)
 def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
     """Execute ``code`` on tiles [t0, t1) in lockstep (control flow is the same for every tile, so
-    one decode serves the batch); returns 0, or 1 on a memory fault.  ``ah[t]`` accumulates a hash
-    of every address tile t accesses, so the caller can check that addresses agree across tiles.
-    Releases the GIL."""
+    one decode serves the batch); returns 0, or 1 on a memory fault.  Sets ``ah[t]`` to a hash of
+    every address tile t accessed, so the caller can check that addresses agree across tiles: the
+    batch hashes the addresses of its first tile, compares every other tile's address with that
+    one, and classifies it (shared, private, fault) once for all the tiles that agree; a tile
+    that disagrees is classified on its own and gets a hash of its own.  Releases the GIL."""
     nbytes = mem.shape[1]
     sh_end = sh_off + sh_data.shape[1]
     stack_pc = np.zeros(8, np.int64)
     stack_n = np.zeros(8, np.int64)
     rot = np.empty(128, np.uint8)
+    h = np.int64(0)       # hash of the addresses tile t0 accessed
+    odd = 0               # bit t - t0: tile t accessed an address other than tile t0's
     sp = 0
     pc = 0
     n = code.shape[0]
@@ -113,21 +174,38 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
         y = code[pc, 2]
         z = code[pc, 3]
         pc += 1
-        if op == OP_VRMPYBUS_ACC:
+        if op == OP_VRMPYBUS_RUN:       # x vrmpybus_acc rows follow: every row for a tile, tile by tile
+            for t in range(t0, t1):
+                vb = t * 4096
+                for i in range(pc, pc + x):
+                    rmpy_bus_acc(v8, vb + code[i, 1] * 128, vb + code[i, 2] * 128, regs[t, code[i, 3]])
+            pc += x
+        elif op == OP_VRMPYBUS_ACC:
             for t in range(t0, t1):
                 vb = t * 4096
                 rmpy_bus_acc(v8, vb + x * 128, vb + y * 128, regs[t, z])
         elif op == OP_VLOAD_AI or op == OP_VLOAD_PI:
+            off = z if op == OP_VLOAD_AI else 0
+            a0 = regs[t0, y] + off
+            h = (h * 1000003) ^ a0
+            al = a0 & ~127
+            where = _where(al, 128, nbytes, sh_off, sh_end)
+            if where < 0:
+                return 1
             for t in range(t0, t1):
-                a = regs[t, y] + (z if op == OP_VLOAD_AI else 0)
-                ah[t] = (ah[t] * 1000003) ^ a
-                a &= ~127
-                if a >= sh_off and a + 128 <= sh_end:
-                    vcopy(v8, t * 4096 + x * 128, sh_data, sh_group[t] * sh_data.shape[1] + a - sh_off)
-                elif a < 0 or a + 128 > nbytes or (a + 128 > sh_off and a < sh_end):
-                    return 1
+                a = regs[t, y] + off
+                if a == a0:
+                    w, at = where, al
+                else:                                   # a tile off the batch's address
+                    odd |= 1 << (t - t0)
+                    at = a & ~127
+                    w = _where(at, 128, nbytes, sh_off, sh_end)
+                    if w < 0:
+                        return 1
+                if w == 1:
+                    vcopy(v8, t * 4096 + x * 128, sh_data, sh_group[t] * sh_data.shape[1] + at - sh_off)
                 else:
-                    vcopy(v8, t * 4096 + x * 128, mem, t * nbytes + a)
+                    vcopy(v8, t * 4096 + x * 128, mem, t * nbytes + at)
                 if op == OP_VLOAD_PI:
                     regs[t, y] = _s32(regs[t, y] + z)
         elif op == OP_VRMPYBV_ACC:
@@ -135,23 +213,34 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                 vb = t * 4096
                 rmpy_bv_acc(v8, vb + x * 128, vb + y * 128, vb + z * 128)
         elif op == OP_SLOAD_AI or op == OP_SLOAD_PI:
+            off = z if op == OP_SLOAD_AI else 0
+            a0 = regs[t0, y] + off
+            h = (h * 1000003) ^ a0
+            al = a0 & ~3
+            where = _where(al, 4, nbytes, sh_off, sh_end)
+            if where < 0:
+                return 1
             for t in range(t0, t1):
-                a = regs[t, y] + (z if op == OP_SLOAD_AI else 0)
-                ah[t] = (ah[t] * 1000003) ^ a
-                a &= ~3
-                if a >= sh_off and a + 4 <= sh_end:
+                a = regs[t, y] + off
+                if a == a0:
+                    w, at = where, al
+                else:
+                    odd |= 1 << (t - t0)
+                    at = a & ~3
+                    w = _where(at, 4, nbytes, sh_off, sh_end)
+                    if w < 0:
+                        return 1
+                if w == 1:
                     g = sh_group[t]   # the word's bytes read in place: no row view (below)
-                    b0 = a - sh_off
+                    b0 = at - sh_off
                     wd = (np.int64(sh_data[g, b0]) | (np.int64(sh_data[g, b0 + 1]) << 8)
                           | (np.int64(sh_data[g, b0 + 2]) << 16) | (np.int64(sh_data[g, b0 + 3]) << 24))
-                elif a < 0 or a + 4 > nbytes or (a + 4 > sh_off and a < sh_end):
-                    return 1
                 else:
                     # in place, not through a helper or a row view (mem[t]): numba counts references to an
                     # array passed or sliced with atomic operations on one cache line that every
                     # thread touches, a fifth of the emulator's time in the GEMM benchmark
-                    wd = (np.int64(mem[t, a]) | (np.int64(mem[t, a + 1]) << 8)
-                          | (np.int64(mem[t, a + 2]) << 16) | (np.int64(mem[t, a + 3]) << 24))
+                    wd = (np.int64(mem[t, at]) | (np.int64(mem[t, at + 1]) << 8)
+                          | (np.int64(mem[t, at + 2]) << 16) | (np.int64(mem[t, at + 3]) << 24))
                 regs[t, x] = _s32(wd)
                 if op == OP_SLOAD_PI:
                     regs[t, y] = _s32(regs[t, y] + z)
@@ -159,11 +248,15 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
             for t in range(t0, t1):
                 regs[t, x] = _s32(regs[t, y] + z)
         elif op == OP_VSTORE_AI or op == OP_VSTORE_PI:
+            off = z if op == OP_VSTORE_AI else 0
+            a0 = regs[t0, y] + off
+            h = (h * 1000003) ^ a0
             for t in range(t0, t1):
-                a = regs[t, y] + (z if op == OP_VSTORE_AI else 0)
-                ah[t] = (ah[t] * 1000003) ^ a
+                a = regs[t, y] + off
+                if a != a0:
+                    odd |= 1 << (t - t0)
                 a &= ~127
-                if a < 0 or a + 128 > nbytes or (a + 128 > sh_off and a < sh_end):
+                if _where(a, 128, nbytes, sh_off, sh_end) != 0:   # outside, or into the shared range
                     return 1
                 vcopy(mem, t * nbytes + a, v8, t * 4096 + x * 128)
                 if op == OP_VSTORE_PI:
@@ -216,6 +309,8 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                 pc = stack_pc[sp - 1]
             else:
                 sp -= 1
+    for t in range(t0, t1):
+        ah[t] = h if not (odd >> (t - t0)) & 1 else h ^ 0x5BD1E995
     return 0
 
 
