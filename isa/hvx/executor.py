@@ -42,22 +42,26 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
             raise MemoryFault(f"{ins}: address register differs across tiles")
         return a + extra
 
-    sh_lo = st.shared_offset
-    sh_hi = sh_lo + st.shared_data.shape[1]
+    shares = st.shares
 
     def bounds(a, n, store=False):
-        if a < sh_hi and a + n > sh_lo:
-            if store or a < sh_lo or a + n > sh_hi:
-                raise MemoryFault(f"{ins}: {'store into' if store else 'access straddling'} the shared read-only range")
-            return True
+        """The shared range holding [a, a + n) (its index), or None for private memory."""
+        for i, (lo, data, _) in enumerate(shares):
+            hi = lo + data.shape[1]
+            if a < hi and a + n > lo:
+                if store or a < lo or a + n > hi:
+                    raise MemoryFault(f"{ins}: {'store into' if store else 'access straddling'} a shared read-only range")
+                return i
         if a < 0 or a + n > nbytes:
             raise MemoryFault(f"{ins}: access [{a}, {a + n}) outside tile memory of {nbytes} bytes")
-        return False
+        return None
 
     def load(a, n):
         """Bytes [a, a+n) of every tile's address space, [tiles, n]."""
-        if bounds(a, n):
-            return st.shared_data[st.shared_group, a - sh_lo:a - sh_lo + n]
+        i = bounds(a, n)
+        if i is not None:
+            lo, data, group = shares[i]
+            return data[group, a - lo:a - lo + n]
         return mem[:, a:a + n]
 
     if op in VECTOR_LOADS:
@@ -193,12 +197,10 @@ def _region(items: list, st: HvxState, check_uniform: bool):
     """Closure running consecutive compilable packets/loops in one compiled call.  Faults are
     detected per access; differing addresses across tiles are detected when the region ends."""
     code = encode(items)
-    shared = (st.shared_offset, st.shared_data, st.shared_group)
-
     def f():
-        why = run_region(code, st.V, st.R, st.mem, shared)
+        why = run_region(code, st.V, st.R, st.mem, st.shares)
         if why == "range":
-            raise MemoryFault(f"memory access outside tile memory (or a store into the shared read-only range) "
+            raise MemoryFault(f"memory access outside tile memory (or a store into a shared read-only range) "
                               f"in a compiled region of {len(code)} instructions")
         if why == "uniform" and check_uniform:
             raise MemoryFault(f"address registers differ across tiles in a compiled region of {len(code)} instructions")

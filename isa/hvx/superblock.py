@@ -14,9 +14,10 @@ vrmpy is isa.hvx.fast's intrinsic (AVX512-VNNI, AVX2 or generic LLVM IR, whichev
 runs); numba's on-disk cache of these functions is keyed on this file, so a change of the
 intrinsics there takes effect here only when this file changes too (or its cache is deleted).
 
-Shared memory: a read-only byte range of every tile's address space may be backed by one of a
-few shared images (e.g. a GEMM's B panel, read by every row-block tile); loads inside it read
-``shared[group[tile]]``, stores into it fault.  See ``HvxState.share``.
+Shared memory: up to two read-only byte ranges of every tile's address space may each be backed
+by one of a few shared images (e.g. a GEMM's A row block, read by every column-block tile, and
+its B panel, read by every row-block tile); loads inside one read ``images[group[tile]]``, stores
+into one fault.  See ``HvxState.share``.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import numpy as np
 import numba
 from numba import njit
 
-from .fast import rmpy_bus_acc, rmpy_bv_acc, vcopy
+from .fast import rmpy_bus_acc, rmpy_bus_acc4, rmpy_bv_acc, vcopy
 from .ops.scalar import s32
 
 (OP_VRMPYBUS_ACC, OP_VRMPYBV_ACC, OP_VLOAD_AI, OP_VLOAD_PI, OP_VSTORE_AI, OP_VSTORE_PI, OP_SLOAD_AI,
@@ -64,6 +65,23 @@ def _row(ins) -> tuple:
     return (code,) + tuple(f(ins.args))
 
 
+def _groups_of_four(run: list) -> tuple:
+    """A run's vrmpybus_acc as (groups, rest): ``groups`` holds whole groups of four that read the
+    same Vu (by Vu in order of first use), ``rest`` the others in order.  The accumulates commute
+    (wrapping int32 sums), so reordering them leaves the same state, unless a vrmpy writes a
+    register that another reads as Vu: then nothing is grouped."""
+    if {i.args[0].n for i in run} & {i.args[1].n for i in run}:
+        return [], list(run)
+    by_u: dict = {}
+    for k, i in enumerate(run):
+        by_u.setdefault(i.args[1].n, []).append(k)
+    grouped: list = []
+    for same in by_u.values():
+        grouped += same[:len(same) - len(same) % 4]
+    left = sorted(set(range(len(run))) - set(grouped))
+    return [run[k] for k in grouped], [run[k] for k in left]
+
+
 def _emit_straight(instrs: list, rows: list) -> None:
     """Rows for straight-line code (the instructions of consecutive packets, in order), with the
     vrmpybus_acc gathered into runs: each one moves ahead of the other instructions met since its
@@ -71,7 +89,9 @@ def _emit_straight(instrs: list, rows: list) -> None:
     every tile's state after the segment is that of the instructions in program order); those
     others keep their order, memory accesses included.  A run of n >= 2 becomes one RUN row
     (n) and the n instruction rows it executes tile by tile: one decode per run instead of one
-    per instruction.  The loop setup (J2_loop0i) does nothing here and is left out."""
+    per instruction; its rows start with the groups of four that share Vu (``_groups_of_four``),
+    each executed as one fused vrmpy (Vu loaded once).  The loop setup (J2_loop0i) does nothing
+    here and is left out."""
     run: list = []
     pending: list = []
     pr: set = set()
@@ -79,8 +99,11 @@ def _emit_straight(instrs: list, rows: list) -> None:
 
     def flush():
         if len(run) > 1:
-            rows.append((OP_VRMPYBUS_RUN, len(run), 0, 0))
-        rows.extend(_row(i) for i in run)
+            groups, rest = _groups_of_four(run)
+            rows.append((OP_VRMPYBUS_RUN, len(run), len(groups) // 4, 0))
+            rows.extend(_row(i) for i in groups + rest)
+        else:
+            rows.extend(_row(i) for i in run)
         rows.extend(_row(i) for i in pending)
         run.clear()
         pending.clear()
@@ -140,18 +163,20 @@ def _s32(v):
 
 
 @njit(cache=True, boundscheck=False, error_model="numpy", inline="always")
-def _where(a, n, nbytes, sh_off, sh_end):
-    """Bytes [a, a + n) of a tile's address space: 1 inside the shared range, 0 inside private
-    memory (and clear of the shared range), -1 anywhere else (a fault)."""
+def _where(a, n, nbytes, sh_off, sh_end, s2_off, s2_end):
+    """Bytes [a, a + n) of a tile's address space: 1 inside the first shared range, 2 inside the
+    second, 0 inside private memory (and clear of both), -1 anywhere else (a fault)."""
     if a >= sh_off and a + n <= sh_end:
         return 1
-    if a < 0 or a + n > nbytes or (a + n > sh_off and a < sh_end):
+    if a >= s2_off and a + n <= s2_end:
+        return 2
+    if a < 0 or a + n > nbytes or (a + n > sh_off and a < sh_end) or (a + n > s2_off and a < s2_end):
         return -1
     return 0
 
 
 @njit(cache=True, boundscheck=False, error_model="numpy", nogil=True)
-def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
+def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, s2_off, s2_data, s2_group, ah, t0, t1):
     """Execute ``code`` on tiles [t0, t1) in lockstep (control flow is the same for every tile, so
     one decode serves the batch); returns 0, or 1 on a memory fault.  Sets ``ah[t]`` to a hash of
     every address tile t accessed, so the caller can check that addresses agree across tiles: the
@@ -160,6 +185,7 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
     that disagrees is classified on its own and gets a hash of its own.  Releases the GIL."""
     nbytes = mem.shape[1]
     sh_end = sh_off + sh_data.shape[1]
+    s2_end = s2_off + s2_data.shape[1]
     stack_pc = np.zeros(8, np.int64)
     stack_n = np.zeros(8, np.int64)
     rot = np.empty(128, np.uint8)
@@ -174,10 +200,14 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
         y = code[pc, 2]
         z = code[pc, 3]
         pc += 1
-        if op == OP_VRMPYBUS_RUN:       # x vrmpybus_acc rows follow: every row for a tile, tile by tile
+        if op == OP_VRMPYBUS_RUN:       # x vrmpybus_acc rows follow, y groups of four on one Vu first
             for t in range(t0, t1):
                 vb = t * 4096
-                for i in range(pc, pc + x):
+                for i in range(pc, pc + 4 * y, 4):
+                    rmpy_bus_acc4(v8, vb + code[i, 2] * 128, vb + code[i, 1] * 128, vb + code[i + 1, 1] * 128,
+                                  vb + code[i + 2, 1] * 128, vb + code[i + 3, 1] * 128, regs[t, code[i, 3]],
+                                  regs[t, code[i + 1, 3]], regs[t, code[i + 2, 3]], regs[t, code[i + 3, 3]])
+                for i in range(pc + 4 * y, pc + x):
                     rmpy_bus_acc(v8, vb + code[i, 1] * 128, vb + code[i, 2] * 128, regs[t, code[i, 3]])
             pc += x
         elif op == OP_VRMPYBUS_ACC:
@@ -189,7 +219,7 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
             a0 = regs[t0, y] + off
             h = (h * 1000003) ^ a0
             al = a0 & ~127
-            where = _where(al, 128, nbytes, sh_off, sh_end)
+            where = _where(al, 128, nbytes, sh_off, sh_end, s2_off, s2_end)
             if where < 0:
                 return 1
             for t in range(t0, t1):
@@ -199,11 +229,13 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                 else:                                   # a tile off the batch's address
                     odd |= 1 << (t - t0)
                     at = a & ~127
-                    w = _where(at, 128, nbytes, sh_off, sh_end)
+                    w = _where(at, 128, nbytes, sh_off, sh_end, s2_off, s2_end)
                     if w < 0:
                         return 1
                 if w == 1:
                     vcopy(v8, t * 4096 + x * 128, sh_data, sh_group[t] * sh_data.shape[1] + at - sh_off)
+                elif w == 2:
+                    vcopy(v8, t * 4096 + x * 128, s2_data, s2_group[t] * s2_data.shape[1] + at - s2_off)
                 else:
                     vcopy(v8, t * 4096 + x * 128, mem, t * nbytes + at)
                 if op == OP_VLOAD_PI:
@@ -217,7 +249,7 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
             a0 = regs[t0, y] + off
             h = (h * 1000003) ^ a0
             al = a0 & ~3
-            where = _where(al, 4, nbytes, sh_off, sh_end)
+            where = _where(al, 4, nbytes, sh_off, sh_end, s2_off, s2_end)
             if where < 0:
                 return 1
             for t in range(t0, t1):
@@ -227,7 +259,7 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                 else:
                     odd |= 1 << (t - t0)
                     at = a & ~3
-                    w = _where(at, 4, nbytes, sh_off, sh_end)
+                    w = _where(at, 4, nbytes, sh_off, sh_end, s2_off, s2_end)
                     if w < 0:
                         return 1
                 if w == 1:
@@ -235,6 +267,11 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                     b0 = at - sh_off
                     wd = (np.int64(sh_data[g, b0]) | (np.int64(sh_data[g, b0 + 1]) << 8)
                           | (np.int64(sh_data[g, b0 + 2]) << 16) | (np.int64(sh_data[g, b0 + 3]) << 24))
+                elif w == 2:
+                    g = s2_group[t]
+                    b0 = at - s2_off
+                    wd = (np.int64(s2_data[g, b0]) | (np.int64(s2_data[g, b0 + 1]) << 8)
+                          | (np.int64(s2_data[g, b0 + 2]) << 16) | (np.int64(s2_data[g, b0 + 3]) << 24))
                 else:
                     # in place, not through a helper or a row view (mem[t]): numba counts references to an
                     # array passed or sliced with atomic operations on one cache line that every
@@ -256,7 +293,7 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
                 if a != a0:
                     odd |= 1 << (t - t0)
                 a &= ~127
-                if _where(a, 128, nbytes, sh_off, sh_end) != 0:   # outside, or into the shared range
+                if _where(a, 128, nbytes, sh_off, sh_end, s2_off, s2_end) != 0:   # outside, or into the shared range
                     return 1
                 vcopy(mem, t * nbytes + a, v8, t * 4096 + x * 128)
                 if op == OP_VSTORE_PI:
@@ -318,10 +355,11 @@ _BATCH = 4   # tiles executed in lockstep per decode
 
 
 @njit(cache=True, boundscheck=False, error_model="numpy", nogil=True)
-def _run_range(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t0, t1):
+def _run_range(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, s2_off, s2_data, s2_group, ah, t0, t1):
     """Run ``code`` on tiles [t0, t1) in lockstep batches; 0, or 1 on a memory fault."""
     for t in range(t0, t1, _BATCH):
-        if _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, ah, t, min(t + _BATCH, t1)):
+        if _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, s2_off, s2_data, s2_group, ah, t,
+                      min(t + _BATCH, t1)):
             return 1
     return 0
 
@@ -343,24 +381,34 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL[1]
 
 
-def run_region(code: np.ndarray, v8: np.ndarray, regs: np.ndarray, mem: np.ndarray, shared) -> str:
-    """Run an encoded region on every tile; ``shared`` is (offset, data [G, n], group [T]).
-    Returns "" or the reason for a fault ("range": an access outside tile memory or a store into
-    the shared range; "uniform": tiles accessed different addresses).  Regions with loops over many tiles are split into chunks
+_NO_SHARE = (-1, np.zeros((1, 0), np.uint8), np.zeros(1, np.int64))
+
+
+def run_region(code: np.ndarray, v8: np.ndarray, regs: np.ndarray, mem: np.ndarray, shares) -> str:
+    """Run an encoded region on every tile; ``shares`` lists up to two shared ranges, each
+    (offset, data [G, n], group [T]) (HvxState.shares).  Returns "" or the reason for a fault
+    ("range": an access outside tile memory or a store into a shared range; "uniform": tiles
+    accessed different addresses).  Regions with loops over many tiles are split into chunks
     handed out to CPU threads on demand (numba releases the GIL), which balances the threads on
     a machine that other work shares; short regions run on the calling thread."""
-    off, data, group = shared
+    if len(shares) > 2:
+        raise ValueError("a compiled region takes at most two shared ranges")
     tiles = v8.shape[0]
+    (o1, d1, g1), (o2, d2, g2) = (list(shares) + [_NO_SHARE, _NO_SHARE])[:2]
+    if o2 < 0:
+        g2 = np.zeros(tiles, np.int64)
+    if o1 < 0:
+        g1 = np.zeros(tiles, np.int64)
     v32 = v8.view(np.int32)
     ah = np.zeros(tiles, np.int64)
     nw = _workers()
+    args = (code, v8, v32, regs, mem, o1, d1, g1, o2, d2, g2, ah)
     if nw == 1 or tiles < 8 or not (code[:, 0] == OP_LOOP).any():
-        fault = _run_range(code, v8, v32, regs, mem, off, data, group, ah, 0, tiles)
+        fault = _run_range(*args, 0, tiles)
     else:
         step = max(1, -(-tiles // (8 * nw)))
         pool = _pool()
-        futs = [pool.submit(_run_range, code, v8, v32, regs, mem, off, data, group, ah, t, min(t + step, tiles))
-                for t in range(0, tiles, step)]
+        futs = [pool.submit(_run_range, *args, t, min(t + step, tiles)) for t in range(0, tiles, step)]
         fault = any([f.result() for f in futs])
     if fault:
         return "range"

@@ -25,6 +25,38 @@ def _rmpy_bus_vnni(typingctx, buf, d_off, u_off, rt):      # the AVX512-VNNI cod
     return types.void(buf, types.int64, types.int64, types.int64), fast._rmpy_bus_vnni_codegen
 
 
+@intrinsic
+def _rmpy_bus4_generic(typingctx, buf, u_off, d0, d1, d2, d3, r0, r1, r2, r3):   # the non-VNNI fused form
+    return types.void(buf, *([types.int64] * 9)), fast._rmpy_bus4_codegen(fast._rmpy_bus_codegen)
+
+
+@njit
+def _apply4(buf, u, d, r, generic):
+    if generic:
+        _rmpy_bus4_generic(buf, u * 128, d[0] * 128, d[1] * 128, d[2] * 128, d[3] * 128, r[0], r[1], r[2], r[3])
+    else:
+        fast.rmpy_bus_acc4(buf, u * 128, d[0] * 128, d[1] * 128, d[2] * 128, d[3] * 128, r[0], r[1], r[2], r[3])
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_fused_four_vrmpy_on_one_vu_match_numpy(generic):
+    """rmpy_bus_acc4 (the host's form, and the generic one) equals four vrmpybus_acc in numpy, an
+    accumulator named twice included (its two accumulates add up)."""
+    rng = np.random.default_rng(7)
+    for d in ([0, 1, 2, 3], [3, 0, 3, 1]):
+        for _ in range(10):
+            regs = rng.integers(0, 256, (6, 128), dtype=np.uint8)
+            regs[5, :8] = [0, 0xFF, 0x80, 0x7F, 1, 0, 0xFF, 0x80]
+            r = rng.integers(-2 ** 31, 2 ** 31, 4)
+            r[0] = -2 ** 31
+            want = regs.copy()
+            for i in range(4):
+                want[d[i]] = fast.vrmpybus_acc_ref(want[d[i]][None], want[5][None], np.array([r[i]]))[0]
+            got = regs.copy()
+            _apply4(got, 5, np.array(d, np.int64), r.astype(np.int64), generic)
+            assert (got == want).all()
+
+
 @njit
 def _apply_x86(buf, d, u, r, which):
     if which == 4:
@@ -179,6 +211,7 @@ def test_state_arrays_start_on_a_vector_boundary(tiles):
     misaligned[...] = vals
     for images in (misaligned, vals[:, ::-1]):              # off the boundary; not C-contiguous
         st.share(6400, images, np.arange(tiles) % 3)
-        assert st.shared_data.ctypes.data % ALIGN == 0 and (st.shared_data == images).all()
+        (_, data, _), = st.shares
+        assert data.ctypes.data % ALIGN == 0 and (data == images).all()
     z = aligned_zeros((5, 7), np.int32)
     assert z.ctypes.data % ALIGN == 0 and z.shape == (5, 7) and z.dtype == np.int32 and not z.any()
