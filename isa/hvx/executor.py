@@ -10,6 +10,7 @@ kernel on its own memory image, or reads a shared read-only range, HvxState.shar
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -193,10 +194,9 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
     return f
 
 
-def _region(items: list, st: HvxState, check_uniform: bool):
-    """Closure running consecutive compilable packets/loops in one compiled call.  Faults are
+def _region(code: np.ndarray, st: HvxState, check_uniform: bool):
+    """Closure running an encoded run of compilable packets/loops in one compiled call.  Faults are
     detected per access; differing addresses across tiles are detected when the region ends."""
-    code = encode(items)
     def f():
         why = run_region(code, st.V, st.R, st.mem, st.shares)
         if why == "range":
@@ -207,12 +207,10 @@ def _region(items: list, st: HvxState, check_uniform: bool):
     return f
 
 
-def compile_program(program: Program, st: HvxState, check_uniform: bool = True, fast: bool = True) -> list:
-    """Closures for the program.  With ``fast``, every maximal run of packets and loops made of
-    compilable instructions (isa.hvx.superblock) becomes one compiled call; the rest runs one
-    numpy closure per instruction over all tiles."""
-    cache = {}
-
+def _plan(program: Program, fast: bool) -> list:
+    """The program as steps that do not depend on the state: ("region", code) for every maximal run
+    of compilable packets and loops (with ``fast``), ("instr", ins) for the other instructions,
+    ("loop", count, steps) for the other loops."""
     def block(items):
         out, run = [], []
         for x in items:
@@ -220,22 +218,59 @@ def compile_program(program: Program, st: HvxState, check_uniform: bool = True, 
                 run.append(x)
                 continue
             if run:
-                out.append(_region(run, st, check_uniform))
+                out.append(("region", encode(run)))
                 run = []
             if isinstance(x, Packet):
-                for ins in x.instrs:
-                    f = cache.get(id(ins))
-                    if f is None:
-                        f = _compile_instr(ins, st, check_uniform, fast)
-                        cache[id(ins)] = f
-                    if f is not None:
-                        out.append(f)
+                out.extend(("instr", ins) for ins in x.instrs)
             else:
-                out.append((x.count, block(x.body)))
+                out.append(("loop", x.count, block(x.body)))
         if run:
-            out.append(_region(run, st, check_uniform))
+            out.append(("region", encode(run)))
         return out
     return block(program.body)
+
+
+_PLANS: OrderedDict = OrderedDict()   # (id(program), fast) -> (program, plan); the program kept alive
+
+
+def _cached_plan(program: Program, fast: bool) -> list:
+    """``_plan``, once per program: a GEMM or conv tile runs many times (gemm_hvx, op costing), and
+    encoding its regions cost ~10% of a 512x1024x1024 GEMM's run."""
+    key = (id(program), fast)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is program:
+        _PLANS.move_to_end(key)
+        return hit[1]
+    plan = _plan(program, fast)
+    _PLANS[key] = (program, plan)
+    while len(_PLANS) > 256:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def compile_program(program: Program, st: HvxState, check_uniform: bool = True, fast: bool = True) -> list:
+    """Closures for the program.  With ``fast``, every maximal run of packets and loops made of
+    compilable instructions (isa.hvx.superblock) becomes one compiled call; the rest runs one
+    numpy closure per instruction over all tiles."""
+    cache: dict = {}
+
+    def bind(steps):
+        out = []
+        for step in steps:
+            if step[0] == "region":
+                out.append(_region(step[1], st, check_uniform))
+            elif step[0] == "instr":
+                ins = step[1]
+                f = cache.get(id(ins))
+                if f is None:
+                    f = _compile_instr(ins, st, check_uniform, fast)
+                    cache[id(ins)] = f
+                if f is not None:
+                    out.append(f)
+            else:
+                out.append((step[1], bind(step[2])))
+        return out
+    return bind(_cached_plan(program, fast))
 
 
 def _exec(items) -> None:

@@ -251,6 +251,18 @@ def vcopy(typingctx, dst, d_off, src, s_off):
     return types.void(dst, types.int64, src, types.int64), codegen
 
 
+@intrinsic
+def load_s32(typingctx, buf, off):
+    """The 32-bit word at byte ``off`` of ``buf`` (C-contiguous; any alignment), little-endian as
+    Hexagon and the hosts numba targets, sign-extended to int64 (memw).  Twin: the bytes
+    composed in numpy (tests/isa/test_fast_paths.py)."""
+    def codegen(context, builder, sig, args):
+        b, o = args
+        p = builder.bitcast(_byte_ptr(context, builder, sig.args[0], b, o), ir.IntType(32).as_pointer())
+        return builder.sext(builder.load(p, align=1), ir.IntType(64))
+    return types.int64(buf, types.int64), codegen
+
+
 # ---- per-instruction entry points (the table semantics use these for vrmpybus) ------------------
 
 @njit(cache=True, boundscheck=False, error_model="numpy")

@@ -29,7 +29,7 @@ import numpy as np
 import numba
 from numba import njit
 
-from .fast import rmpy_bus_acc, rmpy_bus_acc4, rmpy_bv_acc, vcopy
+from .fast import load_s32, rmpy_bus_acc, rmpy_bus_acc4, rmpy_bv_acc, vcopy
 from .ops.scalar import s32
 
 (OP_VRMPYBUS_ACC, OP_VRMPYBV_ACC, OP_VLOAD_AI, OP_VLOAD_PI, OP_VSTORE_AI, OP_VSTORE_PI, OP_SLOAD_AI,
@@ -222,6 +222,28 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, s2_off, s2_d
             where = _where(al, 128, nbytes, sh_off, sh_end, s2_off, s2_end)
             if where < 0:
                 return 1
+            same = True
+            for t in range(t0 + 1, t1):
+                same &= regs[t, y] + off == a0
+            if same:                                    # the usual case: one address, classified once
+                vd = t0 * 4096 + x * 128
+                if where == 1:
+                    for t in range(t0, t1):
+                        vcopy(v8, vd, sh_data, sh_group[t] * sh_data.shape[1] + al - sh_off)
+                        vd += 4096
+                elif where == 2:
+                    for t in range(t0, t1):
+                        vcopy(v8, vd, s2_data, s2_group[t] * s2_data.shape[1] + al - s2_off)
+                        vd += 4096
+                else:
+                    for t in range(t0, t1):
+                        vcopy(v8, vd, mem, t * nbytes + al)
+                        vd += 4096
+                if op == OP_VLOAD_PI:
+                    nxt = _s32(a0 - off + z)
+                    for t in range(t0, t1):
+                        regs[t, y] = nxt
+                continue
             for t in range(t0, t1):
                 a = regs[t, y] + off
                 if a == a0:
@@ -252,6 +274,23 @@ def _run_batch(code, v8, v32, regs, mem, sh_off, sh_data, sh_group, s2_off, s2_d
             where = _where(al, 4, nbytes, sh_off, sh_end, s2_off, s2_end)
             if where < 0:
                 return 1
+            same = True
+            for t in range(t0 + 1, t1):
+                same &= regs[t, y] + off == a0
+            if same:                                    # the usual case: one address, classified once
+                if where == 1:
+                    for t in range(t0, t1):
+                        regs[t, x] = load_s32(sh_data, sh_group[t] * sh_data.shape[1] + al - sh_off)
+                elif where == 2:
+                    for t in range(t0, t1):
+                        regs[t, x] = load_s32(s2_data, s2_group[t] * s2_data.shape[1] + al - s2_off)
+                else:
+                    for t in range(t0, t1):
+                        regs[t, x] = load_s32(mem, t * nbytes + al)
+                if op == OP_SLOAD_PI:
+                    for t in range(t0, t1):
+                        regs[t, y] = _s32(regs[t, y] + z)
+                continue
             for t in range(t0, t1):
                 a = regs[t, y] + off
                 if a == a0:

@@ -190,17 +190,20 @@ def pack_panels(bmat: np.ndarray, k4: int, out: np.ndarray = None) -> np.ndarray
     the rest left as it is) when given."""
     kk, ncols = bmat.shape
     nt = ncols // NCOL
-    u = bmat.view(np.uint8) ^ np.uint8(0x80)
-    src = u.reshape(kk // 4, 4, nt, NB, 32).transpose(2, 0, 3, 4, 1) if kk == k4 * 4 else None
+    u = np.full((k4 * 4, ncols), 0x80, np.uint8) if kk != k4 * 4 else None   # zero rows of B added
+    if u is None:
+        u = bmat.view(np.uint8) ^ np.uint8(0x80)
+    else:
+        u[:kk] = bmat.view(np.uint8) ^ np.uint8(0x80)
+    # the four bytes of one k group and column as one little-endian word (byte q = k 4g + q), then
+    # whole 128-column rows of words moved into place: no byte-wise gather
+    inter = np.empty((k4, ncols, 4), np.uint8)
+    for q in range(4):
+        inter[:, :, q] = u[q::4]
+    w = inter.view("<u4")[..., 0]                        # [k4, ncols]
     if out is None:
         out = np.zeros((nt, k4 * NB * 128), np.uint8)
-    dst = out[:, :k4 * NB * 128].reshape(nt, k4, NB, 32, 4)
-    if src is not None:
-        dst[...] = src
-    else:                                                # K not a multiple of 8: zero rows of B added
-        bp = np.full((k4 * 4, ncols), 0x80, np.uint8)
-        bp[:kk] = u
-        dst[...] = bp.reshape(k4, 4, nt, NB, 32).transpose(2, 0, 3, 4, 1)
+    out[:, :k4 * NB * 128].view("<u4").reshape(nt, k4, NCOL)[...] = w.reshape(k4, nt, NCOL).transpose(1, 0, 2)
     return out
 
 

@@ -215,3 +215,22 @@ def test_state_arrays_start_on_a_vector_boundary(tiles):
         assert data.ctypes.data % ALIGN == 0 and (data == images).all()
     z = aligned_zeros((5, 7), np.int32)
     assert z.ctypes.data % ALIGN == 0 and z.shape == (5, 7) and z.dtype == np.int32 and not z.any()
+
+
+@njit
+def _words(buf, offs):
+    out = np.empty(len(offs), np.int64)
+    for i in range(len(offs)):
+        out[i] = fast.load_s32(buf, offs[i])
+    return out
+
+
+def test_load_s32_matches_numpy():
+    """memw through load_s32: the four bytes at any offset (aligned or not, in a 2-D array's later
+    rows) as a little-endian, sign-extended word."""
+    buf = np.random.default_rng(2).integers(0, 256, (3, 64), dtype=np.uint8)
+    buf[1, 4:8] = [0, 0, 0, 0x80]
+    offs = np.array([0, 1, 3, 64 + 4, 64 + 61, 2 * 64 + 60], np.int64)
+    flat = buf.ravel()
+    want = [int(flat[o:o + 4].copy().view("<i4")[0]) for o in offs]
+    assert _words(buf, offs).tolist() == want and -2 ** 31 in want

@@ -236,3 +236,20 @@ def test_two_shared_ranges():
             s.share(ob, ib, gb)
             with pytest.raises(hvx.MemoryFault):
                 hvx.run(p, s, fast=fast_path)
+
+
+def test_plans_are_encoded_once_per_program():
+    """A program's regions are encoded once and reused by every run (state-independent); an equal
+    program built again gets a plan of its own with the same code, and the fast and numpy plans
+    are kept apart."""
+    from isa.hvx import executor
+    p = gemm.build_gemm_tile(72)
+    plan = executor._cached_plan(p, True)
+    assert executor._cached_plan(p, True) is plan and plan[0][0] == "region" and len(plan) == 1
+    assert all(step[0] == "instr" for step in executor._cached_plan(p, False)[:3])
+    q = gemm.build_gemm_tile.__wrapped__(72)
+    assert q is not p and executor._cached_plan(q, True) is not plan
+    assert (executor._cached_plan(q, True)[0][1] == plan[0][1]).all()
+    for tiles in (3, 9):                                          # one plan, two states
+        a, b = _run_both(p, tiles, tiles)
+        assert (a.V == b.V).all() and (a.mem == b.mem).all()
