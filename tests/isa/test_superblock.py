@@ -9,6 +9,9 @@ import isa.hvx as hvx
 from isa.hvx import Builder, R, V, superblock
 from isa.kernels import gemm
 
+NB = superblock._BATCH          # tiles in one lockstep batch
+TWO = NB + 2                    # tiles that fill one batch and start a second
+
 def _ops(dst, src):
     return st.one_of(
         st.tuples(st.just("mpy"), dst, src, st.integers(2, 4)),
@@ -83,7 +86,7 @@ def _check(head, body, count, tail, tiles, seed):
 
 @settings(max_examples=60, deadline=None)
 @given(head=st.lists(_OPS, max_size=12), body=st.lists(_OPS, max_size=12), count=st.integers(1, 3),
-       tail=st.lists(_OPS, max_size=8), tiles=st.sampled_from([1, 5, 6]), seed=st.integers(0, 2 ** 16))
+       tail=st.lists(_OPS, max_size=8), tiles=st.sampled_from([1, NB - 1, TWO]), seed=st.integers(0, 2 ** 16))
 def test_gathered_vrmpy_runs_leave_the_program_order_state(head, body, count, tail, tiles, seed):
     """Random straight-line code and a loop over six vector registers (dependences of every kind
     between vrmpy and the loads, stores and ALU operations around it): the compiled region, with
@@ -93,7 +96,7 @@ def test_gathered_vrmpy_runs_leave_the_program_order_state(head, body, count, ta
 
 @settings(max_examples=40, deadline=None)
 @given(head=st.lists(_GEMMLIKE, max_size=16), body=st.lists(_GEMMLIKE, min_size=4, max_size=20),
-       count=st.integers(1, 3), tail=st.lists(_GEMMLIKE, max_size=8), tiles=st.sampled_from([1, 6]),
+       count=st.integers(1, 3), tail=st.lists(_GEMMLIKE, max_size=8), tiles=st.sampled_from([1, TWO]),
        seed=st.integers(0, 2 ** 16))
 def test_fused_groups_of_four_leave_the_program_order_state(head, body, count, tail, tiles, seed):
     """GEMM-like code (accumulators apart from the vrmpy operands): runs reordered into groups of
@@ -143,7 +146,7 @@ def _indirect(kind):
 
 
 @pytest.mark.parametrize("kind", ["vload", "sload", "store"])
-@pytest.mark.parametrize("odd_tile", [0, 1, 5])
+@pytest.mark.parametrize("odd_tile", [0, 1, NB + 1])
 def test_a_tile_off_the_common_address_is_found(kind, odd_tile):
     """Tile ``odd_tile`` (first of its batch, inside the first batch, or in the second batch)
     addresses another vector than the rest: a fault with the uniformity check (compiled and
@@ -151,19 +154,19 @@ def test_a_tile_off_the_common_address_is_found(kind, odd_tile):
     prog, ox = _indirect(kind)
 
     def state():
-        s = hvx.HvxState(6, prog.mem_bytes)
+        s = hvx.HvxState(TWO, prog.mem_bytes)
         s.mem[:] = np.arange(s.mem.shape[1], dtype=np.int64).astype(np.uint8)
-        s.V[:, 1] = np.arange(6, dtype=np.uint8)[:, None]
-        addr = np.full(6, ox + 256, np.int32)
+        s.V[:, 1] = np.arange(TWO, dtype=np.uint8)[:, None]
+        addr = np.full(TWO, ox + 256, np.int32)
         addr[odd_tile] = ox + 640
-        s.mem[:, ox:ox + 4] = addr.view(np.uint8).reshape(6, 4)
+        s.mem[:, ox:ox + 4] = addr.view(np.uint8).reshape(TWO, 4)
         return s
     for fast_path in (True, False):
         with pytest.raises(hvx.MemoryFault, match="differ"):
             hvx.run(prog, state(), fast=fast_path)
     s, want = state(), state()
     hvx.run(prog, s, check_uniform=False)
-    for t in range(6):
+    for t in range(TWO):
         a = int(want.mem[t, ox:ox + 4].view(np.int32)[0])
         if kind == "vload":
             want.V[t, 0] = want.mem[t, a:a + 128]
@@ -176,13 +179,13 @@ def test_a_tile_off_the_common_address_is_found(kind, odd_tile):
     assert (a.V == b.V).all() and (a.R == b.R).all() and (a.mem == b.mem).all()
 
 
-@pytest.mark.parametrize("odd_tile", [0, 2, 5])
+@pytest.mark.parametrize("odd_tile", [0, 2, NB + 1])
 def test_a_tile_out_of_range_faults(odd_tile):
     prog, ox = _indirect("vload")
-    s = hvx.HvxState(6, prog.mem_bytes)
-    addr = np.full(6, ox, np.int32)
+    s = hvx.HvxState(TWO, prog.mem_bytes)
+    addr = np.full(TWO, ox, np.int32)
     addr[odd_tile] = prog.mem_bytes + 1024
-    s.mem[:, ox:ox + 4] = addr.view(np.uint8).reshape(6, 4)
+    s.mem[:, ox:ox + 4] = addr.view(np.uint8).reshape(TWO, 4)
     with pytest.raises(hvx.MemoryFault, match="outside"):
         hvx.run(prog, s, check_uniform=False)
 
