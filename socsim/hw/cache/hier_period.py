@@ -212,6 +212,11 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
                         pr[t] = 0
                     a0 = nxt[t]
                     b = min(end[t], a0 + piece)
+                    if armed:
+                        # no feed crosses a multiple of the period: the feed (which changes no
+                        # event, only how far ahead a private chain runs) then repeats with the
+                        # stream, and the rounds at which the machine can repeat come round
+                        b = min(b, start[t] + ((a0 - start[t]) // period + 1) * period)
                     nxt[t] = b
                     q = plen[t]
                     if n_priv == 0:
@@ -327,8 +332,11 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
                         armed = False                 # one skip per step: the rest is simulated
                         continue
                     # not a translate (yet): B becomes the new snapshot
-                elif nxt_gap(nxt, a_nxt, start, end, threads) <= 4 * period:
-                    continue                          # not a comparable round: keep A a while
+                elif nxt_gap(nxt, a_nxt, start, end, threads) <= chunk * period:
+                    # not a comparable round: keep A.  The pending misses come round with the
+                    # stream after at most ``chunk`` periods (when a period's misses are a
+                    # multiple of the chunk, after one), so A is dropped only past that
+                    continue
             # take the snapshot A here
             have_a = True
             a_p_tags[:] = p_tags

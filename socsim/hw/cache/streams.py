@@ -107,7 +107,7 @@ class StreamPlan:
 PERIOD_MIN_ACCESSES = 1 << 20
 
 
-def period_hint(plan: StreamPlan) -> tuple[int, int, int, int] | None:
+def period_hint(plan: StreamPlan, min_accesses: int = PERIOD_MIN_ACCESSES) -> tuple[int, int, int, int] | None:
     """How a GEMM step's stream repeats: (lo, hi, delta, per_iter), the weight region's lines
     [lo, hi), the lines a body iteration moves them by, and the accesses per iteration (the pack
     buffer re-read, then one weight block: streams_numba._cpu_conv_tile); None for other kernels
@@ -121,9 +121,10 @@ def period_hint(plan: StreamPlan) -> tuple[int, int, int, int] | None:
         return None
     wl = g["wblock"] // line
     jstep = g["threads"] if g["wgrad"] else 1
-    per_iter = (g["pack_bytes"] + line - 1) // line + wl * (2 if g["wgrad"] else 1)
+    # a one-line block read then written collapses into one access (streams_numba._emit)
+    per_iter = (g["pack_bytes"] + line - 1) // line + (wl if not g["wgrad"] else 2 * wl if wl > 1 else 1)
     iters = g["oc_blocks"] // jstep
-    if wl <= 0 or iters * per_iter < PERIOD_MIN_ACCESSES:
+    if wl <= 0 or iters * per_iter < min_accesses:
         return None
     return g["w_base"] // line, g["out_base"] // line, jstep * wl, per_iter
 
