@@ -198,6 +198,7 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
             longest = max(longest, end[t] - start[t])
         armed = delta > 0 and period > 0 and longest > 4 * period
         have_a = False
+        wait = 4
         more = True
         while more:
             more = False
@@ -332,11 +333,15 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
                         armed = False                 # one skip per step: the rest is simulated
                         continue
                     # not a translate (yet): B becomes the new snapshot
-                elif nxt_gap(nxt, a_nxt, start, end, threads) <= chunk * period:
+                elif nxt_gap(nxt, a_nxt, start, end, threads) <= wait * period:
                     # not a comparable round: keep A.  The pending misses come round with the
                     # stream after at most ``chunk`` periods (when a period's misses are a
-                    # multiple of the chunk, after one), so A is dropped only past that
+                    # multiple of the chunk, after one); an A taken before the stream settled
+                    # may never come round, so A is dropped after ``wait`` periods, and each
+                    # drop waits twice as long, up to ``chunk`` periods
                     continue
+                else:
+                    wait = min(2 * wait, chunk)
             # take the snapshot A here
             have_a = True
             a_p_tags[:] = p_tags
