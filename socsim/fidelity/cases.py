@@ -30,13 +30,16 @@ class Case:
     # the phone's own background work, {little, big} as the row states it (None: not stated,
     # the fitted default; a domain left out of it likewise)
     background: tuple[tuple[str, float | None], ...] | None = None
+    # the scheduler's options the row states, (name, value) pairs (ncnn's thread count where it
+    # exceeds the cores)
+    options: tuple[tuple[str, Any], ...] = ()
 
     def run_key(self) -> tuple:
         """What makes two rows the same simulation."""
         freq = tuple(sorted(self.freq.items())) if isinstance(self.freq, dict) else self.freq
         cores = tuple(self.cores) if isinstance(self.cores, list) else self.cores
         return (self.soc, self.model, self.input, self.num_classes, self.batch, self.mode, self.scheduler,
-                cores, freq, self.governor, self.background)
+                cores, freq, self.governor, self.background, self.options)
 
     def config(self) -> str:
         """The run in a few words: scheduler, cores, frequencies."""
@@ -46,6 +49,7 @@ class Case:
         else:
             freq = self.freq if isinstance(self.freq, str) else f"{self.freq:g} MHz"
         parts = [self.scheduler, cores or "", freq if self.governor == "userspace" else self.governor]
+        parts.extend(f"{k} {v}" for k, v in self.options)
         if self.background is not None:
             parts.append("background " + "/".join(f"{k} {v:g}" for k, v in self.background if v is not None))
         return " ".join(p for p in parts if p)

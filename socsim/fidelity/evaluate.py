@@ -27,7 +27,8 @@ def workload_of(case: Case, batches: int) -> dict[str, Any]:
         cpu["cores"] = case.cores
     w = {"name": f"fidelity {case.id}", "model": case.model, "input": list(case.input),
          "num_classes": case.num_classes, "batch_size": case.batch, "batches": batches, "mode": case.mode,
-         "scheduler": {"name": case.scheduler}, "cpu": cpu}
+         "scheduler": {"name": case.scheduler, **({"options": dict(case.options)} if case.options else {})},
+         "cpu": cpu}
     if case.background is not None:
         w["environment"] = {"background": dict(case.background)}
     return w

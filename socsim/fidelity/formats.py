@@ -139,6 +139,9 @@ class NcnnRun(StrictModel):
 class NcnnDevice(StrictModel):
     device: str = Field(min_length=1)
     runs: list[NcnnRun] = Field(min_length=1)
+    background: Background | None = Field(
+        None, description="the phone's own background work while it ran benchncnn, {little, big} (a workload's "
+        "environment.background); default: a quiet phone, socsim.fidelity.ncnn.BENCHNCNN_BACKGROUND")
 
 
 class NcnnFile(StrictModel):

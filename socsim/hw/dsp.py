@@ -21,7 +21,9 @@ Activation staging (``dsp.activation_staging``, a workload's ``dsp.activation_st
 weights in VTCM; what Mandheling Table 4 measured).  ``vtcm_dma`` (V68 and later, which have a
 user DMA engine) stages activation tiles into the VTCM while HVX computes on the previous tile:
 DRAM bytes from :func:`vtcm_staged_bytes`, time = max(compute, DMA) + the first tile's fill.
-Scalar walks (transpose, slice, weight rotation) keep the L2 path.
+Scalar walks (transpose, slice, weight rotation, channel shuffle) are staged the same way when
+their tile fits a DMA tile (:func:`walk_tile_bytes`: the input rows one output run gathers from,
+and that output); the walk's cycles are unchanged, only its memory path moves to the VTCM.
 
 Batches: Hexagon NN pads a batch above 4 to a multiple of ``dsp.batch_pad_to`` (32)
 (pub:dsp_conv_latency_ms note); with ``DspConfig.batch_padding`` the kernel computes and lays
@@ -65,6 +67,19 @@ CALL_COPY_GBS = 1.65
 # one is waited for before HVX starts.  Assumption (double buffering, as the HMX operands and
 # Qualcomm's VTCM guidance for DMA'd buffers; no public figure of a runtime's tile size).
 DMA_TILES = 4
+# A scalar walk (an ``irregular`` kind) staged by DMA needs, per tile, one vector-width run
+# (``DspSpec.vector_bytes``, 128 B) from each input row that one output run gathers from, and the
+# output runs it emits: the rows (the dimension the permutation moves inwards) are the walk's
+# ``batch`` for NITI's weight-gradient transposes (batch becomes the reduction dimension), a
+# channel shuffle's ``groups`` and a weight rotation's ``cout`` (cin and cout swap); a slice (a
+# crop) copies row by row (one row).  The user DMA moves such 2-D blocks (2-D descriptors: row
+# size, rows, strides; qualcomm/hexagon-mlir's runtime UserDMADescriptors.h, after Qualcomm's
+# Hexagon User DMA Specification 80-V9418-29; strides are 16-bit before V75) and
+# scalar and vector loads reach the VTCM alike (Qualcomm, Hexagon HVX Programmer's Reference,
+# 80-N2040-61, "Memory": every address, scalar or vector, goes through the same MMU; the VTCM is
+# a scratch buffer "faster than L2").  Which key names the rows is read off socsim.workload.niti
+# and socsim.workload.builder; nothing is fitted.
+_WALK_ROWS_KEY = {"transpose": "batch", "channel_shuffle": "groups", "weight_rotate": "cout", "slice": None}
 
 # Per-kind constants live in the op-kinds table (socsim.workload.opkinds, with their sources):
 # ``dsp`` (Hexagon NN has an integer kernel; V66 has no floating point, pub:hexagon_hvx.float_unit,
@@ -228,7 +243,9 @@ def dsp_cost(soc: SocSpec, op: Op, cfg: DspConfig, use_emulator: bool = True) ->
 
     compute_s = cycles / (cfg.freq_mhz * 1e6)
     bw = dram_mod.achievable_bps(soc.dram, background_bps=cfg.bg_dram_gbs * 1e9)
-    staged = dsp.activation_staging == "vtcm_dma" and lookup(op.kind).kernel != "irregular"
+    staged = dsp.activation_staging == "vtcm_dma" and (
+        lookup(op.kind).kernel != "irregular"
+        or walk_tile_bytes(op, dsp.vector_bytes) <= dsp.vtcm_kb * 1024 / DMA_TILES)
     if staged:
         # V68+: activation tiles DMA'd into the VTCM while HVX computes on the previous one
         dram_bytes, sweeps = vtcm_staged_bytes(op, dsp.vtcm_kb * 1024, pb / max(b, 1))
@@ -291,6 +308,15 @@ def vtcm_staged_bytes(op: Op, vtcm_bytes: float, batch_scale: float = 1.0) -> tu
         return int(acts * batch_scale * sweeps + once + written * (1.0 if op.phase == "weight_grad" else batch_scale)), sweeps
     passes = max(1, kind.passes)
     return int(((read - weights) * passes + weights + written) * batch_scale), passes
+
+
+def walk_tile_bytes(op: Op, vector_bytes: int = 128) -> int:
+    """Bytes of VTCM one DMA tile of a scalar walk (an ``irregular`` kind) needs: a
+    ``vector_bytes`` run from each input row one output run gathers from, and as many bytes of
+    output (the rows: ``_WALK_ROWS_KEY``; a kind not listed there gathers from its ``batch``)."""
+    key = _WALK_ROWS_KEY.get(op.kind, "batch")
+    rows = max(1, int(op.p.get(key, 1))) if key is not None else 1
+    return 2 * rows * vector_bytes
 
 
 def _real_tensor_bytes(op: Op) -> int:

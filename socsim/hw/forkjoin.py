@@ -41,7 +41,9 @@ from socsim.spec.soc import SocSpec
 # compute that one thread runs alone.  Plausible 0-0.2.
 SERIAL_FRACTION = 0.0  # joint fit on both dev files (0.06 on Min-Energy alone, 0.03 before the kernels' streams)
 # FITTED (same): background work confined to a domain, as a fraction of one core at the domain's
-# top OPP (core-seconds per second).  "little": the first cluster (Android's background
+# top OPP (core-seconds per second); the Min-Energy rows carry it (the ncnn rows state their own
+# run condition, a quiet phone: socsim.fidelity.ncnn.BENCHNCNN_BACKGROUND; the joint fit with
+# them gave the same values).  "little": the first cluster (Android's background
 # cpusets); "big": the other clusters (per-CPU kernel threads, foreground wake-ups that land
 # on a fully busy big domain).  Plausible 0-0.3 at the top clock (an idle phone's little cores
 # run a few percent busy; a phone in use, measuring itself, more).  Fitted: little 0.06 (LITTLE4

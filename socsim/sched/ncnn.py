@@ -16,7 +16,12 @@ ncnn-int8    an INT8 model (``_int8``, ncnn2int8) on the CPU: every convolution 
              ncnn turns Winograd off for int8 (create_pipeline_int8_arm: ``if
              cpu_support_arm_asimddp() prefer_winograd = false``): 3x3 convolutions are im2col +
              SDOT GEMM, 9 MACs per output and input channel, where the FP16 path does 64/36.
-             Other layers run in FP16 as in ncnn-fp32.
+             Other layers run in FP16 as in ncnn-fp32, depthwise convolutions included,
+             which ncnn runs in int8 too (ConvolutionDepthWise_arm::forward_int8_arm: quantize,
+             int8 kernel, dequantize to FP32): not modelled, no INT8 row of the development list
+             has them.
+             Both take ncnn's thread count (option ``threads``, default one per core); more
+             threads than cores share them (:func:`oversubscription`).
 ncnn-vulkan  an FP32 model on the GPU through ncnn's Vulkan backend: FP16 storage and arithmetic
              where the GPU has them (Adreno: socsim.spec.soc.Gpu.fp16_rate), 3x3 stride-1
              convolutions with 16 or more input and output channels as Winograd F(4x4,3x3) in
@@ -36,6 +41,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+
+from pydantic import Field
 
 from socsim.contract import BaseScheduler, Plan, single_unit_plan
 from socsim.errors import ScheduleError
@@ -76,6 +83,23 @@ VULKAN_KERNEL_EFFICIENCY = 0.25
 # VULKAN_KERNEL_EFFICIENCY (above); no public per-barrier figure for Adreno; plausible 5-50 us.
 # It adds to socsim.hw.gpu's per-kernel ramp and enqueue, which every GPU framework pays.
 VULKAN_BARRIER_S = 20e-6
+
+# OpenMP threads sharing a core (ncnn's num_threads above the cores of its affinity mask: benchncnn
+# with 8 threads and powersave 2 on a phone whose big mask has 4 cores binds every thread to those
+# 4, src/cpu.cpp set_cpu_thread_affinity): every layer is one `#pragma omp parallel for` over
+# ncnn's static schedule, so at each kernel the threads that share a core run their chunks in
+# turn, and the one that finishes first spins at the region's barrier (ncnn sets the OpenMP block
+# time to 20 ms, src/option.cpp openmp_blocktime) until it yields the core to its sibling
+# (libomp's spin loop yields between pauses, kmp_wait_release.h KMP_YIELD_OVERSUB_ELSE_SPIN),
+# then the two switch back for the next region.  Cost per kernel and per extra thread on the
+# busiest core: 40 us, FITTED on the sd888 rows of calibration/dev/ncnn_phones.yaml (8 threads on
+# 4 big cores, the only ncnn runs with more threads than cores), a scan of 0-60 us: GPU/CPU ratio
+# MAPE 26.2 / 23.2 / 23.1 / 24.0 / 24.9 / 25.7% at 0 / 20 / 30 / 40 / 50 / 60 us, the six
+# 8-thread FP32 CPU rows' own mean |time error| 28.9 / 21.5 / 17.7 / 14.0 / 12.0 / 16.4%; 40 us keeps
+# both low and holds with a quiet phone's background (23.6% and 19.8%); docs/modeling.md, Fitted
+# constants.  Plausible 10-100 us: two context switches of a few microseconds each on a big core,
+# plus the spin before the yield and the refill of the sibling's working set in the core's caches.
+OMP_OVERSUBSCRIBED_SWITCH_S = 40e-6
 
 #: activations ncnn fuses into a convolution's or an inner product's epilogue
 #: (ncnnoptimize.cpp fuse_convolution_activation: ReLU, Clip, Sigmoid, Mish, HardSwish)
@@ -216,14 +240,16 @@ def _lower(graph, each) -> KernelGraph:
     return KernelGraph(graph, tuple(out), spans=tuple(spans))
 
 
-def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float = 1.0) -> KernelGraph:
+def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float = 1.0,
+                 stretch: float = 1.0) -> KernelGraph:
     """``graph`` (an inference graph) as ncnn runs it on CPU cores with (``fp16``) ARMv8.2 FP16
     arithmetic and (``dotprod``) the dot-product instructions; ``int8``: an ncnn2int8 model whose
     int8 GEMMs run ``int8_rel`` times as efficiently as the spec's int8_efficiency says
-    (:func:`int8_gemm_relative`)."""
+    (:func:`int8_gemm_relative`); ``stretch``: every kernel's arithmetic that many times its
+    one-thread-per-core share (more threads than cores, :func:`oversubscription`)."""
     elt = 2 if fp16 else 4
 
-    def each(op: Op) -> tuple[Op, ...]:
+    def lowered(op: Op) -> tuple[Op, ...]:
         kind = lookup(op.kind)
         conv_like = kind.kernel == "gemm" and (kind.shape == "gemm" or op.p.get("groups", 1) == 1)
         if int8 and conv_like and op.phase == "forward":
@@ -231,6 +257,9 @@ def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float =
         op16 = _retype(op, "fp16", 0.5) if fp16 else op
         m = cpu_winograd_m(op, fp16)
         return winograd(op16, m, elt) if m else (op16,)
+
+    def each(op: Op) -> tuple[Op, ...]:
+        return tuple(scale_work(k, 1 / stretch) for k in lowered(op)) if stretch != 1.0 else lowered(op)
 
     return _lower(graph, each)
 
@@ -275,8 +304,26 @@ def int8_gemm_relative(clusters) -> float:
     return sum(c.fp32_efficiency / c.int8_efficiency for c in clusters) / len(clusters)
 
 
+def oversubscription(threads: int | None, cores: int) -> tuple[int, float]:
+    """(extra threads on the busiest core, compute stretch) of ``threads`` OpenMP threads bound
+    to ``cores`` cores with ncnn's static schedule: each region splits into ``threads`` equal
+    chunks, the busiest core runs ceil(threads / cores) of them, so the region takes
+    ceil(threads / cores) x cores / threads of its one-thread-per-core time, and pays
+    ceil(threads / cores) - 1 switches (:data:`OMP_OVERSUBSCRIBED_SWITCH_S`).  (0, 1.0) when
+    every thread has a core of its own."""
+    if threads is None or threads <= cores:
+        return 0, 1.0
+    per_core = math.ceil(threads / cores)
+    return per_core - 1, per_core * cores / threads
+
+
+class NcnnCpuOptions(CpuOptions):
+    threads: int | None = Field(None, ge=1, description="ncnn's num_threads; default one per core; more threads than "
+                                "cores share them (socsim.sched.ncnn.oversubscription)")
+
+
 class _NcnnCpu(BaseScheduler):
-    Options = CpuOptions
+    Options = NcnnCpuOptions
     modes: tuple[str, ...] = ("inference",)
     precision = "fp32"
     int8 = False
@@ -292,8 +339,14 @@ class _NcnnCpu(BaseScheduler):
         fp16 = all(has_fp16_arithmetic(t) for t in types)
         dot = all(has_dotprod(t) for t in types)
         rel = int8_gemm_relative([ctx.soc.cpu.cluster_of(c) for c in cores])
-        run = ncnn_cpu_ops(graph, fp16=fp16, int8=self.int8, dotprod=dot, int8_rel=rel)
-        return single_unit_plan(run, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}")
+        switches, stretch = oversubscription(getattr(self.options, "threads", None), len(cores))
+        run = ncnn_cpu_ops(graph, fp16=fp16, int8=self.int8, dotprod=dot, int8_rel=rel, stretch=stretch)
+        label = f"{self.name} cpu{''.join(map(str, cores))}"
+        if not switches:
+            return single_unit_plan(run, "cpu", cores, label)
+        return single_unit_plan(run, "cpu", cores, f"{label} {self.options.threads} threads",
+                                prep_overheads=(("omp-oversubscription",
+                                                 OMP_OVERSUBSCRIBED_SWITCH_S * switches * len(run.ops)),))
 
 
 class NcnnFp32(_NcnnCpu):

@@ -124,3 +124,9 @@ def test_batches_must_be_positive(tmp_path, batches):
 def test_a_background_outside_0_1_names_the_row_field(tmp_path, value):
     data = _changed(("tables", 0, "rows", 0, "background"), {"big": value})
     _bad(tmp_path, data, "field 'tables.0.rows.0.background.big'", f"value {value}")
+
+
+def test_an_ncnn_devices_background_outside_0_1_names_the_list_path(tmp_path):
+    data = [{"device": "Qualcomm Snapdragon 888", "background": {"big": 1.5},
+             "runs": [{"threads": 1, "powersave": 2, "gpu_device": -1, "avg_ms": {"alexnet": 14.5}}]}]
+    _bad(tmp_path, data, "field '0.background.big'", "1.5")

@@ -114,3 +114,48 @@ def test_a_row_states_the_phones_background_as_its_run_condition(tmp_path):
     assert (wl.environment.background.little, wl.environment.background.big) == (0.0, 0.0)
     assert all(c.background == (("big", 0.1), ("little", None)) for c in train.cases)   # little: the fitted
     assert workload_from_dict(workload_of(train.cases[0], 2)).environment.background.little is None
+
+
+def _ncnn_device(**extra):
+    runs = [{"threads": t, "powersave": 2, "gpu_device": -1, "avg_ms": {"alexnet": ms}}
+            for t, ms in ((1, 24.92), (4, 11.91))]
+    runs.append({"threads": 1, "powersave": 2, "gpu_device": 0, "avg_ms": {"alexnet": 28.0}})
+    return [{"device": "Qualcomm SM8150-AC Snapdragon 855+ (Kyro485 2.96 GHz)", "runs": runs, **extra}]
+
+
+def test_ncnn_rows_run_on_a_quiet_phone_unless_the_device_states_its_background(tmp_path):
+    """benchncnn's run condition (BENCHNCNN_BACKGROUND) reaches every CPU row's workload; a device
+    entry's own ``background`` replaces it, a domain it leaves out keeps the quiet value; the GPU
+    rows carry none (no fork-join on the CPU)."""
+    from socsim.fidelity.ncnn import BENCHNCNN_BACKGROUND
+
+    assert BENCHNCNN_BACKGROUND == {"little": 0.0, "big": 0.0}
+    suite = load_measurements(write(tmp_path, _ncnn_device()))
+    cases = {c.id: c for t in suite.tables for c in t.cases}
+    cpu = [c for c in cases.values() if c.scheduler != "ncnn-vulkan"]
+    assert len(cpu) == 2 and all(c.background == (("big", 0.0), ("little", 0.0)) for c in cpu)
+    wl = workload_from_dict(workload_of(cpu[0], 2))
+    assert (wl.environment.background.little, wl.environment.background.big) == (0.0, 0.0)
+    assert all(c.background is None for c in cases.values() if c.scheduler == "ncnn-vulkan")
+    busy = load_measurements(write(tmp_path, _ncnn_device(background={"big": 0.2}), name="busy.yaml"))
+    got = {c.background for t in busy.tables for c in t.cases if c.scheduler != "ncnn-vulkan"}
+    assert got == {(("big", 0.2), ("little", 0.0))}
+
+
+def test_the_dev_files_ncnn_rows_carry_benchncnns_run_condition():
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    cpu = {c.background for t in suite.tables for c in t.cases if c.scheduler != "ncnn-vulkan"}
+    assert cpu == {(("big", 0.0), ("little", 0.0))}
+
+
+def test_ncnn_rows_with_more_threads_than_cores_carry_the_thread_count():
+    """sd888's benchncnn runs put 8 threads on its 4 big cores: the row's workload asks ncnn's
+    scheduler for 8 threads; every other ncnn row runs one thread per core, as before."""
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    cases = {c.id: c for t in suite.tables for c in t.cases}
+    over = {cid: c for cid, c in cases.items() if c.options}
+    assert over and all(c.soc == "sd888" and c.cores == [4, 5, 6, 7] for c in over.values())
+    assert all(dict(c.options) == {"threads": 8} and "threads 8" in c.config() for c in over.values())
+    assert all(not c.options for c in cases.values() if c.soc != "sd888" or "[gpu]" in c.id)
+    wl = workload_from_dict(workload_of(next(iter(over.values())), 2))
+    assert wl.scheduler.options == {"threads": 8}

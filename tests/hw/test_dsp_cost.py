@@ -43,6 +43,22 @@ def test_table4_corner_cells_within_30_percent(model):
         assert _ms(model, b, hw) == pytest.approx(pub, rel=0.30)
 
 
+def test_table4_every_cell_within_30_percent(model):
+    # issue 27's bar, over the whole published grid (pub:dsp_conv_latency_ms, 18 cells, read from
+    # calibration/published.yaml); the corner cells above are the fit's anchors
+    from pathlib import Path
+
+    import yaml
+
+    t = yaml.safe_load((Path(__file__).resolve().parents[2] / "calibration" / "published.yaml").read_text())
+    grid = t["dsp_conv_latency_ms"]
+    cells = [(b, int(size.split("x")[0]), pub) for size, row in grid["by_input_size"].items()
+             for b, pub in zip(grid["batch_sizes"], row)]
+    assert len(cells) == 18
+    errors = {(b, hw): _ms(model, b, hw) / pub - 1 for b, hw, pub in cells}
+    assert max(abs(e) for e in errors.values()) <= 0.30, errors
+
+
 def test_batch_padding_switch(model):
     assert padded_batch(8, 32) == 32 and padded_batch(4, 32) == 4 and padded_batch(33, 32) == 64
     assert padded_batch(8, 32, enabled=False) == 8

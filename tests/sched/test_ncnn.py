@@ -129,3 +129,43 @@ def test_ncnn_fp32_is_faster_than_mnn_fp32_inference_on_a_3x3_network():
     t = {s: socsim.run("sd855", wl, scheduler=s, deterministic=True, reports=False).summary["per_batch"]["time_s"]
          for s in ("ncnn-fp32", "mnn-fp32")}
     assert t["ncnn-fp32"] < 0.6 * t["mnn-fp32"]
+
+
+@pytest.mark.parametrize("threads,cores,switches,stretch", [
+    (None, 4, 0, 1.0), (1, 4, 0, 1.0), (4, 4, 0, 1.0), (8, 4, 1, 1.0), (6, 4, 1, 8 / 6), (9, 4, 2, 12 / 9)])
+def test_oversubscription_counts_the_busiest_cores_extra_threads(threads, cores, switches, stretch):
+    assert N.oversubscription(threads, cores) == pytest.approx((switches, stretch))
+
+
+@settings(max_examples=60, deadline=None)
+@given(threads=st.integers(1, 64), cores=st.integers(1, 8))
+def test_oversubscription_never_speeds_a_region_up(threads, cores):
+    """More threads than cores never make a region cheaper than one thread per core: the busiest
+    core runs at least its even share (stretch in [1, 2)) and pays a switch per extra thread."""
+    switches, stretch = N.oversubscription(threads, cores)
+    assert 1.0 <= stretch < 2.0
+    assert switches == max(0, -(-threads // cores) - 1)
+    assert (switches == 0) == (threads <= cores) and (stretch == 1.0 or switches > 0)
+
+
+def _ncnn_run(threads: int | None, scheduler: str = "ncnn-fp32"):
+    wl = {"name": "t", "model": "resnet18", "input": [3, 64, 64], "num_classes": 10, "batch_size": 1, "batches": 1,
+          "mode": "inference", "cpu": {"cores": [4, 5, 6, 7]},
+          "scheduler": {"name": scheduler, "options": {} if threads is None else {"threads": threads}}}
+    return socsim.run("sd888", wl, deterministic=True, reports=False).summary["per_batch"]["time_s"]
+
+
+def test_threads_beyond_the_cores_pay_one_switch_per_kernel_and_extra_thread():
+    base = _ncnn_run(None)
+    assert _ncnn_run(4) == base                     # one thread per core: the default
+    g = forward_only(graph_for("resnet18", (3, 64, 64), 10, 1))
+    kernels = len(N.ncnn_cpu_ops(g, fp16=True, int8=False, dotprod=True).ops)
+    assert _ncnn_run(8) == pytest.approx(base + kernels * N.OMP_OVERSUBSCRIBED_SWITCH_S, rel=1e-6)
+    assert _ncnn_run(12) == pytest.approx(base + 2 * kernels * N.OMP_OVERSUBSCRIBED_SWITCH_S, rel=1e-6)
+    assert _ncnn_run(6) > _ncnn_run(8)              # two cores run two chunks: the region stretches
+
+
+def test_a_bad_thread_count_is_an_input_error():
+    with pytest.raises(InputError) as e:
+        _ncnn_run(0)
+    assert "threads" in e.value.render()

@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 import socsim
 from socsim.hw.cost import OpCost
-from socsim.sched.swan import Choice, core_set_choices, cost_key, prune
+from socsim.sched.swan import Choice, SwanOptions, core_set_choices, cost_key, prune
 from socsim.spec import load_soc
 
 SOC = load_soc("sd865")
@@ -96,6 +96,70 @@ def test_downgrade_within_one_batch_and_upgrade_after_timeout(fast_cpu):
     last_interference = max(e["t_s"] for e in downs if e["t_s"] < first_up["t_s"])
     assert first_up["t_s"] - last_interference >= 0.2
     assert info["final"] == info["start"]  # back on the fastest choice once the app is gone
+
+
+def _hot(ref: str, fg=None) -> dict:
+    """400 LeNet batches on a phone at 45 C ambient: sd865's skin sensor caps the big clusters
+    from its first poll (0.25 s), after Swan profiled its choices on the idle, uncapped phone.
+    The battery gate is raised so that the run is not declined."""
+    w = wl(batches=400, fg=fg, ambient_c=45)
+    w["scheduler"]["options"].update(max_battery_temp_c=80, interference_reference=ref)
+    return socsim.run("sd865", w).summary
+
+
+def test_thermal_caps_are_not_interference(fast_cpu):
+    """Taken literally (``idle_profile``), the 1.1x test reads batches slowed by a thermal cap as
+    a foreground app and downgrades with no app running; against the profile at the clocks
+    cpufreq allows (``cpufreq``, the default) those batches are throttling: no move, and
+    Swan stays on its fastest set."""
+    lit = _hot("idle_profile")["scheduler_info"]
+    assert lit["downgrades"] > 0 and lit["final"] != lit["start"]
+    hot = _hot("cpufreq")
+    info = hot["scheduler_info"]
+    assert hot["batches"] == 400 and info["events"] == [] and info["interfered_batches"] == 0
+    # the batches the literal test would have flagged are counted as throttled
+    assert info["throttled_batches"] > 0 and info["final"] == info["start"]
+    assert SwanOptions().interference_reference == "cpufreq"
+
+
+def test_an_app_under_thermal_caps_is_still_interference(fast_cpu):
+    """Under the caps, a foreground app on the big cores still slows Swan's batches past 1.1x
+    the capped profile: Swan downgrades within a batch or two of the app's start, off its
+    cores."""
+    fg = {"cores": [4, 5, 6, 7], "start_s": 0.5, "duration_s": 0.5, "utilization": 0.9}
+    info = _hot("cpufreq", fg)["scheduler_info"]
+    downs = [e for e in info["events"] if e["event"] == "downgrade"]
+    assert downs and downs[0]["from"] == info["start"]
+    # two batches, each at most twice its idle latency under the caps
+    assert 0.5 <= downs[0]["t_s"] <= 0.5 + 2 * 2 * max(c["latency_max_s"] for c in info["choices"])
+    assert not set(downs[-1]["to"]) & set("4567")
+
+
+class _Est:
+    """A planning context whose estimate is 1 s at 2000 MHz, scaled by clock; counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def estimate(self, plan, freq=None):
+        self.calls += 1
+        return 2000.0 / min(freq.values()), 0.0
+
+
+@given(st.floats(100, 4000), st.floats(100, 4000))
+def test_capped_reference_clamps_the_profile_clocks_to_the_caps(cap_big, cap_little):
+    """The reference is the idle profile when no used cluster is capped below its profiled clock
+    (no estimate), else the profile re-estimated at the clamped clocks, memoised; never faster
+    than the profile."""
+    from socsim.sched.swan import capped_reference
+    c = Choice("45", (4, 5), (1, 0, 2, 0), latency_s=1.0, latency_max_s=1.0, freqs=((("big", 2000.0),),))
+    ctx, memo = _Est(), {}
+    ref = capped_reference(ctx, None, c, {"big": cap_big, "little": cap_little}, memo)
+    if cap_big >= 2000.0:
+        assert ref == 1.0 and ctx.calls == 0
+    else:
+        assert ref == pytest.approx(2000.0 / cap_big) and ref > 1.0 and ctx.calls == 1
+        assert capped_reference(ctx, None, c, {"big": cap_big}, memo) == ref and ctx.calls == 1
 
 
 def test_stops_when_not_charging_or_battery_hot(fast_cpu):
