@@ -141,11 +141,14 @@ def test_period_hint_describes_the_generated_stream(m, k, n, threads, dtype, wgr
         if ls.size == 0:
             continue
         g = dict(zip(streams.sn.FIELDS[streams.sn.CPU_CONV], (int(x) for x in plan.params)))
-        iters = len(range(t if wgrad else 0, g["oc_blocks"], threads if wgrad else 1))
+        pack_at = (g["pack_base"] + t * g["pack_stride"]) // plan.line_bytes
+        # the bodies start at the pack's re-reads (a one-line pack's first re-read merges into
+        # its write, so count the bodies from the re-reads the stream has)
+        reads = np.flatnonzero((ls == pack_at) & (ks == 0))
+        iters = reads.size
         if iters < 2:
             continue
-        pack_at = (g["pack_base"] + t * g["pack_stride"]) // plan.line_bytes
-        body = int(np.flatnonzero((ls == pack_at) & (ks == 0))[0])    # the first re-read of the pack
+        body = int(reads[0])
         a = ls[body:body + (iters - 1) * per]
         b = ls[body + per:body + iters * per]
         moved = np.where((a >= lo) & (a < hi), a + delta, a)

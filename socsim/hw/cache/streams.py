@@ -126,6 +126,9 @@ def period_hint(plan: StreamPlan, min_accesses: int = PERIOD_MIN_ACCESSES) -> tu
     iters = g["oc_blocks"] // jstep
     if wl <= 0 or iters * per_iter < min_accesses:
         return None
+    if g["w_base"] + g["oc_blocks"] * g["wblock"] > g["out_base"]:
+        return None     # the last block (cout not a multiple of 8) runs into the output's lines
+
     return g["w_base"] // line, g["out_base"] // line, jstep * wl, per_iter
 
 
