@@ -357,7 +357,7 @@ def warmup():
 
     Optional: without it the first run compiles them (up to a minute) and says so."""
 
-    err_console.print("compiling kernels once (a two-batch quick-start run) ...", soft_wrap=True)
+    err_console.print("compiling kernels once (a two-batch quick-start run and one long FC step) ...", soft_wrap=True)
     from socsim.api import warmup as _warmup
 
     took = _warmup()

@@ -4,7 +4,8 @@ on-disk cache (every kernel is ``cache=True``); the first run on a new machine p
 (tens of seconds, docs/performance.md, First run), every later run loads it.
 
 :func:`warmup` does the step ahead (``socsim warmup``): a two-batch quick-start run with every
-output, which calls the kernels a run and its reports call.  A marker file in socsim's cache
+output, which calls the kernels a run and its reports call, and one FC step long enough for the
+cache model's periodic driver (hier_period).  A marker file in socsim's cache
 directory (:func:`marker`) says the step was done for this code, this numba and this numba cache
 location, so the CLI can say "compiling kernels once" while it is not (:func:`compiled`).  The
 marker is advice for a message only: a kernel numba has not cached is compiled either way.
@@ -20,7 +21,7 @@ _PKG = Path(__file__).resolve().parent
 
 #: the modules that hold numba kernels (their sources key the marker: a changed kernel compiles again)
 KERNEL_MODULES = (
-    "hw/cache/hier_numba.py", "hw/cache/sim_lru_wb.py", "hw/cache/sim_numba.py", "hw/cache/streams_numba.py",
+    "hw/cache/hier_numba.py", "hw/cache/hier_period.py", "hw/cache/sim_lru_wb.py", "hw/cache/sim_numba.py", "hw/cache/streams_numba.py",
     "hw/thermal_scan.py", "engine/pieces_kernel.py", "hw/battery_kernel.py", "report/csv_format.py", "report/perfetto_android_kernel.py",
     "report/perfetto_counters.py", "report/perfetto_encode.py",
 )

@@ -167,6 +167,22 @@ def op_memory(op: Op, unit: str, soc: SocSpec, cores: tuple[int, ...] = (), thre
     raise ValueError(f"unknown unit {unit!r}")
 
 
+def warm_periodic_driver(soc: SocSpec) -> int:
+    """Compile the cache model's periodic driver (hier_period), which only GEMM steps of at least
+    streams.PERIOD_MIN_ACCESSES accesses call (FC layers): one such step, a 16 x 4096 x 2048 FC
+    on the SoC's first big core, simulated with its period hint outside the profile store
+    (``socsim warmup``).  Returns the accesses it skipped (non-zero: the driver ran)."""
+    op = Op(name="warmup_fc", kind="gemm", phase="forward", layer="fc", dtype="fp32",
+            params=(("m", 16), ("k", 4096), ("n", 2048)), bytes_read=0, bytes_written=0)
+    plan = plan_for(op, "cpu", 1)
+    core = soc.cpu.clusters[-1].core_ids[0]
+    priv = cpu_private_geoms(soc, core)
+    hier = Hierarchy(private=priv, shared=cpu_shared_geoms(soc), threads=1,
+                     stream_line_bytes=priv[0].line_bytes, per_thread_private=(priv,))
+    simulate(plan, hier)
+    return int(hier.skipped)
+
+
 def _stream_key(op: Op) -> tuple:
     """What an op's stream depends on besides its byte counts: element-wise streams only on the
     bytes and the number of passes, so a relu, a transpose and an SGD step of one size share a

@@ -154,3 +154,13 @@ def test_period_hint_describes_the_generated_stream(m, k, n, threads, dtype, wgr
         moved = np.where((a >= lo) & (a < hi), a + delta, a)
         assert np.array_equal(moved, b)
         assert np.array_equal(ks[body:body + (iters - 1) * per], ks[body + per:body + iters * per])
+
+
+def test_warmup_compiles_the_periodic_driver():
+    """`socsim warmup` reaches hier_period (the quick-start's FC layers are too short for it): its
+    FC step takes the periodic path and skips, and the driver's source keys the warm-up marker."""
+    from socsim import kernels
+    from socsim.hw.memory import warm_periodic_driver
+
+    assert warm_periodic_driver(load_soc("sd865")) > 0
+    assert "hw/cache/hier_period.py" in kernels.KERNEL_MODULES
