@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -100,3 +102,21 @@ def test_placement_never_costs_more_than_the_published_dp(lat, weights, budget_m
     assert _cost(items, chosen, budget) <= _cost(items, published, budget)
     if not reprepare_cost(RPC, dsp_regions(items, published), budget)[0]:
         assert chosen == published
+
+
+def test_sd888_resnet18_placement_avoids_repreparation():
+    """sd888's ResNet-18 subgraphs (535 MB under the published DP) overflow the 512 MB budget;
+    priced with re-preparation, the placement re-prepares less and predicts a cheaper batch."""
+    from pathlib import Path
+
+    import socsim
+
+    wl = Path(__file__).resolve().parents[2] / "workloads" / "mandheling_resnet18.yaml"
+    on = socsim.run("sd888", wl, overrides={"batches": 2}).summary["scheduler_info"]["plans"]["static"]
+    off = socsim.run("sd888", wl, overrides={"batches": 2, "scheduler.options.reprepare_in_placement": False}
+                     ).summary["scheduler_info"]["plans"]["static"]
+    assert "reprepare_in_placement" not in off
+    note = on["reprepare_in_placement"]
+    assert note["chosen_cost_s"] < note["published_dp_cost_s"]
+    assert on["reprepare_s_per_batch"] < off["reprepare_s_per_batch"]
+    assert off["predicted_op_time_s"] + off["reprepare_s_per_batch"] == pytest.approx(note["published_dp_cost_s"], abs=1e-5)
