@@ -10,6 +10,7 @@ kernel on its own memory image, or reads a shared read-only range, HvxState.shar
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,22 +43,26 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
             raise MemoryFault(f"{ins}: address register differs across tiles")
         return a + extra
 
-    sh_lo = st.shared_offset
-    sh_hi = sh_lo + st.shared_data.shape[1]
+    shares = st.shares
 
     def bounds(a, n, store=False):
-        if a < sh_hi and a + n > sh_lo:
-            if store or a < sh_lo or a + n > sh_hi:
-                raise MemoryFault(f"{ins}: {'store into' if store else 'access straddling'} the shared read-only range")
-            return True
+        """The shared range holding [a, a + n) (its index), or None for private memory."""
+        for i, (lo, data, _) in enumerate(shares):
+            hi = lo + data.shape[1]
+            if a < hi and a + n > lo:
+                if store or a < lo or a + n > hi:
+                    raise MemoryFault(f"{ins}: {'store into' if store else 'access straddling'} a shared read-only range")
+                return i
         if a < 0 or a + n > nbytes:
             raise MemoryFault(f"{ins}: access [{a}, {a + n}) outside tile memory of {nbytes} bytes")
-        return False
+        return None
 
     def load(a, n):
         """Bytes [a, a+n) of every tile's address space, [tiles, n]."""
-        if bounds(a, n):
-            return st.shared_data[st.shared_group, a - sh_lo:a - sh_lo + n]
+        i = bounds(a, n)
+        if i is not None:
+            lo, data, group = shares[i]
+            return data[group, a - lo:a - lo + n]
         return mem[:, a:a + n]
 
     if op in VECTOR_LOADS:
@@ -189,28 +194,23 @@ def _compile_instr(ins, st: HvxState, check_uniform: bool, fast: bool = True):
     return f
 
 
-def _region(items: list, st: HvxState, check_uniform: bool):
-    """Closure running consecutive compilable packets/loops in one compiled call.  Faults are
+def _region(code: np.ndarray, st: HvxState, check_uniform: bool):
+    """Closure running an encoded run of compilable packets/loops in one compiled call.  Faults are
     detected per access; differing addresses across tiles are detected when the region ends."""
-    code = encode(items)
-    shared = (st.shared_offset, st.shared_data, st.shared_group)
-
     def f():
-        why = run_region(code, st.V, st.R, st.mem, shared)
+        why = run_region(code, st.V, st.R, st.mem, st.shares)
         if why == "range":
-            raise MemoryFault(f"memory access outside tile memory (or a store into the shared read-only range) "
+            raise MemoryFault(f"memory access outside tile memory (or a store into a shared read-only range) "
                               f"in a compiled region of {len(code)} instructions")
         if why == "uniform" and check_uniform:
             raise MemoryFault(f"address registers differ across tiles in a compiled region of {len(code)} instructions")
     return f
 
 
-def compile_program(program: Program, st: HvxState, check_uniform: bool = True, fast: bool = True) -> list:
-    """Closures for the program.  With ``fast``, every maximal run of packets and loops made of
-    compilable instructions (isa.hvx.superblock) becomes one compiled call; the rest runs one
-    numpy closure per instruction over all tiles."""
-    cache = {}
-
+def _plan(program: Program, fast: bool) -> list:
+    """The program as steps that do not depend on the state: ("region", code) for every maximal run
+    of compilable packets and loops (with ``fast``), ("instr", ins) for the other instructions,
+    ("loop", count, steps) for the other loops."""
     def block(items):
         out, run = [], []
         for x in items:
@@ -218,22 +218,59 @@ def compile_program(program: Program, st: HvxState, check_uniform: bool = True, 
                 run.append(x)
                 continue
             if run:
-                out.append(_region(run, st, check_uniform))
+                out.append(("region", encode(run)))
                 run = []
             if isinstance(x, Packet):
-                for ins in x.instrs:
-                    f = cache.get(id(ins))
-                    if f is None:
-                        f = _compile_instr(ins, st, check_uniform, fast)
-                        cache[id(ins)] = f
-                    if f is not None:
-                        out.append(f)
+                out.extend(("instr", ins) for ins in x.instrs)
             else:
-                out.append((x.count, block(x.body)))
+                out.append(("loop", x.count, block(x.body)))
         if run:
-            out.append(_region(run, st, check_uniform))
+            out.append(("region", encode(run)))
         return out
     return block(program.body)
+
+
+_PLANS: OrderedDict = OrderedDict()   # (id(program), fast) -> (program, plan); the program kept alive
+
+
+def _cached_plan(program: Program, fast: bool) -> list:
+    """``_plan``, once per program: a GEMM or conv tile runs many times (gemm_hvx, op costing), and
+    encoding its regions cost ~10% of a 512x1024x1024 GEMM's run."""
+    key = (id(program), fast)
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is program:
+        _PLANS.move_to_end(key)
+        return hit[1]
+    plan = _plan(program, fast)
+    _PLANS[key] = (program, plan)
+    while len(_PLANS) > 256:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def compile_program(program: Program, st: HvxState, check_uniform: bool = True, fast: bool = True) -> list:
+    """Closures for the program.  With ``fast``, every maximal run of packets and loops made of
+    compilable instructions (isa.hvx.superblock) becomes one compiled call; the rest runs one
+    numpy closure per instruction over all tiles."""
+    cache: dict = {}
+
+    def bind(steps):
+        out = []
+        for step in steps:
+            if step[0] == "region":
+                out.append(_region(step[1], st, check_uniform))
+            elif step[0] == "instr":
+                ins = step[1]
+                f = cache.get(id(ins))
+                if f is None:
+                    f = _compile_instr(ins, st, check_uniform, fast)
+                    cache[id(ins)] = f
+                if f is not None:
+                    out.append(f)
+            else:
+                out.append((step[1], bind(step[2])))
+        return out
+    return bind(_cached_plan(program, fast))
 
 
 def _exec(items) -> None:

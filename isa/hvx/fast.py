@@ -190,6 +190,48 @@ def rmpy_bus_acc(typingctx, buf, d_off, u_off, rt):
             _rmpy_bus_vnni_codegen if _VNNI else _rmpy_bus_avx2_codegen if _AVX2 else _rmpy_bus_codegen)
 
 
+def _rmpy_bus4_vnni_codegen(context, builder, sig, args):
+    """Four ``_rmpy_bus_vnni_codegen`` on one Vu: Vu's two halves are loaded once (the caller
+    guarantees that no Vd is Vu)."""
+    from numba.core import cgutils
+    buf, u_off = args[0], args[1]
+    ds, rs = args[2:6], args[6:10]
+    i32 = ir.IntType(32)
+    v16w = ir.VectorType(i32, 16)
+    dp = cgutils.get_or_insert_function(builder.module, ir.FunctionType(v16w, [v16w, v16w, v16w]),
+                                        "llvm.x86.avx512.vpdpbusd.512")
+    src = builder.bitcast(_byte_ptr(context, builder, sig.args[0], buf, u_off), v16w.as_pointer())
+    us = [builder.load(builder.gep(src, [ir.Constant(i32, c)]), align=1) for c in range(2)]
+    for d, r in zip(ds, rs):
+        r1 = builder.insert_element(ir.Constant(v16w, None), builder.trunc(r, i32), ir.Constant(i32, 0))
+        rv = builder.shuffle_vector(r1, ir.Constant(v16w, None), ir.Constant(v16w, [0] * 16))
+        dst = builder.bitcast(_byte_ptr(context, builder, sig.args[0], buf, d), v16w.as_pointer())
+        for c in range(2):
+            pd = builder.gep(dst, [ir.Constant(i32, c)])
+            builder.store(builder.call(dp, [builder.load(pd, align=4), us[c], rv]), pd, align=4)
+    return context.get_dummy_value()
+
+
+def _rmpy_bus4_codegen(one):
+    """Four vrmpy(Vu.ub, Rt.b) accumulates on one Vu through the single-instruction codegen ``one``."""
+    def codegen(context, builder, sig, args):
+        one_sig = types.void(sig.args[0], types.int64, types.int64, types.int64)
+        for i in range(4):
+            one(context, builder, one_sig, (args[0], args[2 + i], args[1], args[6 + i]))
+        return context.get_dummy_value()
+    return codegen
+
+
+@intrinsic
+def rmpy_bus_acc4(typingctx, buf, u_off, d0, d1, d2, d3, r0, r1, r2, r3):
+    """Four rmpy_bus_acc that share Vu (at ``u_off``): Vd_i.w += vrmpy(Vu.ub, Rt_i.b) for Vd_i at
+    ``d0``..``d3`` and Rt_i in ``r0``..``r3``; no Vd_i may be Vu (the accumulates commute, so their
+    order does not matter).  Same result as four rmpy_bus_acc (tests/isa/test_fast_paths.py)."""
+    one = _rmpy_bus_vnni_codegen if _VNNI else _rmpy_bus_avx2_codegen if _AVX2 else _rmpy_bus_codegen
+    return (types.void(buf, *([types.int64] * 9)),
+            _rmpy_bus4_vnni_codegen if _VNNI else _rmpy_bus4_codegen(one))
+
+
 @intrinsic
 def rmpy_bv_acc(typingctx, buf, d_off, u_off, v_off):
     """Vd.w += vrmpy(Vu.b, Vv.b) on register-file bytes (offsets in bytes).  Twin: vrmpybv_acc_ref."""
@@ -207,6 +249,18 @@ def vcopy(typingctx, dst, d_off, src, s_off):
         builder.store(x, builder.bitcast(_byte_ptr(context, builder, sig.args[0], d, doff), vt), align=1)
         return context.get_dummy_value()
     return types.void(dst, types.int64, src, types.int64), codegen
+
+
+@intrinsic
+def load_s32(typingctx, buf, off):
+    """The 32-bit word at byte ``off`` of ``buf`` (C-contiguous; any alignment), little-endian as
+    Hexagon and the hosts numba targets, sign-extended to int64 (memw).  Twin: the bytes
+    composed in numpy (tests/isa/test_fast_paths.py)."""
+    def codegen(context, builder, sig, args):
+        b, o = args
+        p = builder.bitcast(_byte_ptr(context, builder, sig.args[0], b, o), ir.IntType(32).as_pointer())
+        return builder.sext(builder.load(p, align=1), ir.IntType(64))
+    return types.int64(buf, types.int64), codegen
 
 
 # ---- per-instruction entry points (the table semantics use these for vrmpybus) ------------------

@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 
 from isa.hvx import Builder, HvxState, Program, R, V, run
+from isa.hvx.state import aligned_zeros
 from isa.hvx.timing import Timing, TimingConfig
 
 MR = 4      # rows (A) per tile
@@ -180,11 +181,30 @@ def build_gemm_tile(k: int, epilogue: str = "int32") -> Program:
 
 def pack_b(bmat: np.ndarray, k4: int) -> np.ndarray:
     """B [K, 128] int8 -> biased vrmpy layout [k4][NB][32][4] uint8 (host-side weight/activation packing)."""
-    kk = bmat.shape[0]
-    bp = np.zeros((k4 * 4, NCOL), np.int16)
-    bp[:kk] = bmat
-    u = (bp + 128).astype(np.uint8)                      # x + 128 == x xor 0x80 for int8
-    return u.reshape(k4, 4, NB, 32).transpose(0, 2, 3, 1).copy()
+    return pack_panels(bmat, k4)[0].reshape(k4, NB, 32, 4)
+
+
+def pack_panels(bmat: np.ndarray, k4: int, out: np.ndarray = None) -> np.ndarray:
+    """B [K, nt * 128] int8 -> every column block's biased panel, [nt][k4][NB][32][4] uint8, in one
+    pass (x + 128 == x xor 0x80 for int8); written into ``out`` (rows of at least k4 * 512 bytes,
+    the rest left as it is) when given."""
+    kk, ncols = bmat.shape
+    nt = ncols // NCOL
+    u = np.full((k4 * 4, ncols), 0x80, np.uint8) if kk != k4 * 4 else None   # zero rows of B added
+    if u is None:
+        u = bmat.view(np.uint8) ^ np.uint8(0x80)
+    else:
+        u[:kk] = bmat.view(np.uint8) ^ np.uint8(0x80)
+    # the four bytes of one k group and column as one little-endian word (byte q = k 4g + q), then
+    # whole 128-column rows of words moved into place: no byte-wise gather
+    inter = np.empty((k4, ncols, 4), np.uint8)
+    for q in range(4):
+        inter[:, :, q] = u[q::4]
+    w = inter.view("<u4")[..., 0]                        # [k4, ncols]
+    if out is None:
+        out = np.zeros((nt, k4 * NB * 128), np.uint8)
+    out[:, :k4 * NB * 128].view("<u4").reshape(nt, k4, NCOL)[...] = w.reshape(k4, nt, NCOL).transpose(1, 0, 2)
+    return out
 
 
 def gemm_hvx(a: np.ndarray, bmat: np.ndarray, config: TimingConfig = TimingConfig(), shift: int = None):
@@ -198,29 +218,37 @@ def gemm_hvx(a: np.ndarray, bmat: np.ndarray, config: TimingConfig = TimingConfi
     prog = build_gemm_tile(k, epilogue)
     k4, ka = kgroups(k), a_row_bytes(k)
     mt, nt = -(-m // MR), -(-n // NCOL)
-    ap = np.zeros((mt * MR, ka), np.int8)
-    ap[:m, :k] = a
-    bpad = np.zeros((k, nt * NCOL), np.int8)
-    bpad[:, :n] = bmat
+    a = np.ascontiguousarray(a, np.int8)
+    if (m, k) != (mt * MR, ka):
+        ap = np.zeros((mt * MR, ka), np.int8)
+        ap[:m, :k] = a
+    else:
+        ap = a
+    bmat = np.ascontiguousarray(bmat, np.int8)
+    if n != nt * NCOL:
+        bpad = np.zeros((k, nt * NCOL), np.int8)
+        bpad[:, :n] = bmat
+    else:
+        bpad = bmat
     A = prog.buffer("A")
     B = prog.buffer("B")
     C = prog.buffer("C")
-    st = HvxState(mt * nt, B.offset)                  # private memory: A, C (and S) only
-    # tile j * mt + i = row block i of column block j: its own A rows; the B panel of column block
-    # j is one shared read-only image read by its mt tiles (no per-tile copies; neighbouring tiles
-    # read the same panel, so it stays in the host's cache)
-    st.write(A.offset, np.tile(ap.reshape(mt, MR * ka), (nt, 1)))
+    st = HvxState(mt * nt, B.offset)                  # private memory: C (and S); A's bytes unused
+    # tile j * mt + i = row block i of column block j.  Its A rows are row block i's image, shared
+    # by the nt tiles of that row block; the B panel of column block j is one image shared by its
+    # mt tiles (a DMA broadcast, no per-tile copies; neighbouring tiles read the same panel, so it
+    # stays in the host's cache)
+    tile = np.arange(mt * nt)
+    st.share(A.offset, ap.reshape(mt, MR * ka), tile % mt)
     if shift is not None:
         st.write(prog.buffer("S").offset, np.full((mt * nt, 1), shift, np.int32))
-    packs = np.zeros((nt, prog.mem_bytes - B.offset), np.uint8)   # the panel and its guard vector
-    for j in range(nt):
-        p = pack_b(bpad[:, j * NCOL:(j + 1) * NCOL], k4).reshape(-1)
-        packs[j, :p.size] = p
-    st.share(B.offset, packs, np.repeat(np.arange(nt), mt))
+    packs = aligned_zeros((nt, prog.mem_bytes - B.offset))   # the panel and its guard vector
+    pack_panels(bpad, k4, packs)
+    st.share(B.offset, packs, tile // mt)
     res = run(prog, st, config)
     dt = np.int32 if shift is None else np.int8
-    out = st.read(C.offset, C.size, dt).reshape(nt, mt, MR, NCOL)
-    c = out.transpose(1, 2, 0, 3).reshape(mt * MR, nt * NCOL)[:m, :n]
+    out = st.mem[:, C.offset:C.offset + C.size].view(dt).reshape(nt, mt, MR, NCOL)   # a view
+    c = out.transpose(1, 2, 0, 3).reshape(mt * MR, nt * NCOL)[:m, :n]                  # the one copy
     total = Timing()
     total.add(res.timing, mt * nt)
     return c, total

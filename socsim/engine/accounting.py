@@ -163,8 +163,9 @@ class Accounting:
         n_grid = 0
         if self._next_sample_s <= t1 + 1e-12:
             n_grid = int(math.floor((t1 + 1e-12 - self._next_sample_s) / self.sample_s)) + 1
-        # the sampling boundaries and the pieces' ends, clipped (a sample at the part end may round past it)
-        grid, offs = sample_offsets(t0, self._next_sample_s, self.sample_s, n_grid, dur)
+        # the sampling boundaries and the pieces' ends, clipped (a sample at the part end may round past it);
+        # t0 as a float always (the first part's is an int 0): one compiled signature, not two
+        grid, offs = sample_offsets(float(t0), self._next_sample_s, self.sample_s, n_grid, dur)
         if a > 0.0:
             cum0 = tpl.dyn_energy_until(np.array([a]))
         else:

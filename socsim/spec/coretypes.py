@@ -64,19 +64,24 @@ def fitted_fp32_efficiency(core_type: str) -> float | None:
 # operands through L1 and L2 every cycle, and the core's share of the cache and interconnect
 # traffic that work causes rises with it; the factor multiplies the compute part of a CPU op's
 # activity (socsim.hw.cpu.cpu_cost), not its stalls or barrier waits.  Core types not listed: 1.
+# FITTED on the development set's 21 rows (calibration/dev/minenergy_table2.yaml, energies;
+# benchmarks/fit_uncore_power.py --max-energy-mape 20, jointly with the uncore power and
+# SPIN_ACTIVITY; docs/modeling.md, Fitted constants): the A76's and the A55's factors, re-fitted
+# at sd855's whole firmware voltage table (2.5 / 1.6 at the endpoints' linear voltages).  The
+# phone's energy per batch on one big core follows the square of the core voltage (10.6 / 8.0 /
+# 6.9 J at 1.0 / 0.804 / 0.756 V) and is ~3x the EAS energy of the work at every step: per-work
+# power, not a clock-driven uncore; the real voltages at the M and L steps are lower than the
+# endpoints' line, so the same energies ask for a larger factor.  The fitted value sits above a
+# core alone (AnandTech's SPECfp active power of the sd855's A76s, 1.5-2x their EAS C V^2 f,
+# includes the memory system): it also stands in for the work-proportional power of the L3/DSU,
+# the interconnect and the DRAM traffic that the model does not price per access.  Plausible 1-2
+# for the core alone; the grid's upper end is 3.
+_A76_KERNEL_POWER = 3.0
+_A55_KERNEL_POWER = 1.7
 KERNEL_POWER: dict[str, float] = {
-    # FITTED on the development set's 21 rows (calibration/dev/minenergy_table2.yaml, energies;
-    # benchmarks/fit_uncore_power.py, jointly with the uncore power and SPIN_ACTIVITY).  The
-    # phone's energy per batch on one big core falls with the square of the core voltage
-    # (10.6 / 8.0 / 6.9 J at 1.0 / 0.88 / 0.77 V: 1.54x against V^2's 1.69x) and is ~3x the
-    # EAS energy of the work at every step: per-work power, not a clock-driven uncore.  The
-    # fitted value sits above a core alone (AnandTech's SPECfp active power of the sd855's A76s,
-    # 1.5-2x their EAS C V^2 f, includes the memory system): it also stands in for the
-    # work-proportional power of the L3/DSU, the interconnect and the DRAM traffic that the
-    # model does not price per access.  Plausible 1-2 for the core alone.
-    "cortex-a76": 2.5,
+    "cortex-a76": _A76_KERNEL_POWER,
     # FITTED as above (LITTLE rows).  Carried to every spec's A55.
-    "cortex-a55": 1.6,
+    "cortex-a55": _A55_KERNEL_POWER,
     # CARRIED (not fitted; no development energies on these cores).  What the factor stands
     # for is not the A76's alone: dense NEON kernels against an integer-benchmark reference
     # load, and the work-proportional power of the caches, interconnect and DRAM traffic, which
@@ -84,16 +89,16 @@ KERNEL_POWER: dict[str, float] = {
     # A76's value (the A75 before it, the A77/A78/A715 after it with the same two FMLA pipes,
     # the X1/X3 and Exynos M4 with four: their own EAS coefficients carry their higher power),
     # and the in-order A510 takes the A55's.  Left at 1 they would make a core of the same
-    # phone 2.5x cheaper per unit of work than its A76-family neighbour and tilt every core
+    # phone 3x cheaper per unit of work than its A76-family neighbour and tilt every core
     # choice (Swan, Min-Energy) towards it.
-    "cortex-a75": 2.5,
-    "cortex-a77": 2.5,
-    "cortex-a78": 2.5,
-    "cortex-a715": 2.5,
-    "cortex-x1": 2.5,
-    "cortex-x3": 2.5,
-    "exynos-m4": 2.5,
-    "cortex-a510": 1.6,
+    "cortex-a75": _A76_KERNEL_POWER,
+    "cortex-a77": _A76_KERNEL_POWER,
+    "cortex-a78": _A76_KERNEL_POWER,
+    "cortex-a715": _A76_KERNEL_POWER,
+    "cortex-x1": _A76_KERNEL_POWER,
+    "cortex-x3": _A76_KERNEL_POWER,
+    "exynos-m4": _A76_KERNEL_POWER,
+    "cortex-a510": _A55_KERNEL_POWER,
 }
 
 

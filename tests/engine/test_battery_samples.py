@@ -21,9 +21,12 @@ def test_integrated_current_is_the_change_of_charge(tmp_path, charging):
     assert charge_uah[0] == pytest.approx(0.6 * SOC.battery.capacity_mah * 1e3, rel=1e-12)
     integrated_uah = float((current_ua * r.hold_s()).sum()) / 3600.0
     assert integrated_uah == pytest.approx(charge_uah[-1] - charge_uah[0], rel=1e-6)
-    # every row inside a batch already moved: no row repeats the charge at its batch's end
+    # every row inside a batch already moved: no row repeats the charge at its batch's end, and
+    # each moves the way its own current flows (four big cores at their top OPP can draw more
+    # than the charger delivers: those rows discharge while it is plugged in)
     steps = np.diff(charge_uah[:-1])
-    assert np.all(steps > 0) if charging else np.all(steps < 0)
+    assert np.all(steps != 0) and np.all(np.sign(steps) == np.sign(current_ua[:-2]))
+    assert np.any(steps > 0) if charging else np.all(steps < 0)
     assert r.hold_s()[:-2] == pytest.approx(0.1)   # then the partial interval to the end
 
 

@@ -87,3 +87,22 @@ def test_clips_are_numpys_on_signed_zeros_and_nan():
                 want = theirs(np.array([v]), m)
                 got = np.array([ours(v, m)])
                 assert want.tobytes() == got.tobytes(), (ours, v, m)
+
+
+def test_engine_passes_sample_offsets_a_float_start(tmp_path, monkeypatch):
+    """The engine hands ``sample_offsets`` its part's start as a float, the first part's (0) too:
+    an int there compiled the kernel a second time on the first run (docs/performance.md,
+    First run).  The values are the same either way (int64 -> float64 is exact below 2**53)."""
+    from engine_runs import lenet, run
+
+    from socsim.engine import accounting
+
+    seen = []
+
+    def recording(t0, *rest):
+        seen.append(type(t0))
+        return sample_offsets(t0, *rest)
+
+    monkeypatch.setattr(accounting, "sample_offsets", recording)
+    run(tmp_path, lenet(batches=2, batch_size=64))
+    assert seen and set(seen) == {float}

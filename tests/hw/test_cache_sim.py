@@ -168,3 +168,19 @@ def test_compiled_driver_equals_per_step_twin_for_every_policy(priv, shared, thr
         slow.run(groups[s * threads:(s + 1) * threads])
         assert np.array_equal(cnt[s], slow.counters())
         assert tuple(dram[s]) == (slow.dram_fills, slow.dram_writebacks)
+
+
+@settings(max_examples=40, deadline=None)
+@given(sets=st.lists(st.lists(st.sampled_from([1, 2, 3, 6, 64, 96, 512, 1000, 4096]), min_size=1, max_size=4),
+                     min_size=1, max_size=4).filter(lambda rows: len({len(r) for r in rows}) == 1))
+def test_row_masks_are_each_rows_masks(sets):
+    """``run_steps``' per-thread masks, built element by element (no row assignment: that compiled
+    numba's shape-mismatch error path), are ``_masks`` of each row."""
+    from socsim.hw.cache.hier_numba import _masks, _row_masks
+
+    a = np.array(sets, dtype=np.int64)
+    got = _row_masks(a)
+    assert got.shape == a.shape
+    assert np.array_equal(got, np.where((a & (a - 1)) == 0, a - 1, -1))   # mask a power of two, else modulo
+    for t in range(a.shape[0]):
+        assert np.array_equal(got[t], _masks(a[t]))

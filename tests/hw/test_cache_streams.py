@@ -169,3 +169,36 @@ def test_compiled_hierarchy_matches_per_step_reference(op, unit):
     for s, (c, f, w) in enumerate(snaps):
         assert np.array_equal(cnt[s], c) and tuple(dram_[s]) == (f, w)
     assert h.scratch_accesses == scratch
+
+
+
+def test_kernels_pass_access_kinds_as_int64():
+    """The kernels pass the access kinds to ``_emit`` as numpy int64 scalars, not as Python ints:
+    numba types a global Python int as a literal and compiled ``_emit`` once per kind (a first
+    run compiled it four times, ~1 CPU s; docs/performance.md, First run).  Checked on the
+    kernels' code, since a kernel loaded from numba's cache compiles nothing to count."""
+    import numba as nb
+
+    from socsim.hw.cache import streams_numba as sn
+
+    assert {nb.typeof(k) for k in (sn._READ, sn._WRITE, sn._WRITE_FULL)} == {nb.types.int64}
+    assert (sn._READ, sn._WRITE, sn._WRITE_FULL) == (sn.READ, sn.WRITE, sn.WRITE_FULL)
+    for kernel in (sn._cpu_conv_tile, sn._group_cpu, sn._group_dsp):
+        names = set(kernel.py_func.__code__.co_names)
+        assert not names & {"READ", "WRITE", "WRITE_FULL"}, kernel
+        assert names & {"_READ", "_WRITE_FULL"}, kernel
+
+
+def test_cpu_streams_compile_no_dsp_kernel():
+    """A CPU kernel's streams come from the CPU generator, whose compiled code holds no HVX
+    kernel: a CPU-only run (the quick-start) compiles none (docs/performance.md, First run)."""
+    from socsim.hw.cache import streams_numba as sn
+
+    names = set(sn._group_cpu.py_func.__code__.co_names)
+    assert not names & {"DSP_CONV", "DSP_PLANE"}
+    dw = _conv("dwconv2d", b=2, c=16, hw=20, o=16)
+    cpu, dsp = st.cpu_plane_plan(dw, 2), st.dsp_plane_plan(dw, 2, 2)
+    assert cpu.kernel == sn.CPU_PLANE and dsp.kernel == sn.DSP_PLANE
+    for plan in (cpu, dsp):     # each through its own generator, equal to the one-step call
+        lines, _, off, done = plan.generate(0, 2)
+        assert done == 2 and np.array_equal(lines[off[2]:off[3]], plan.segment(1)[0][0])

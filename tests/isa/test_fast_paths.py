@@ -25,6 +25,38 @@ def _rmpy_bus_vnni(typingctx, buf, d_off, u_off, rt):      # the AVX512-VNNI cod
     return types.void(buf, types.int64, types.int64, types.int64), fast._rmpy_bus_vnni_codegen
 
 
+@intrinsic
+def _rmpy_bus4_generic(typingctx, buf, u_off, d0, d1, d2, d3, r0, r1, r2, r3):   # the non-VNNI fused form
+    return types.void(buf, *([types.int64] * 9)), fast._rmpy_bus4_codegen(fast._rmpy_bus_codegen)
+
+
+@njit
+def _apply4(buf, u, d, r, generic):
+    if generic:
+        _rmpy_bus4_generic(buf, u * 128, d[0] * 128, d[1] * 128, d[2] * 128, d[3] * 128, r[0], r[1], r[2], r[3])
+    else:
+        fast.rmpy_bus_acc4(buf, u * 128, d[0] * 128, d[1] * 128, d[2] * 128, d[3] * 128, r[0], r[1], r[2], r[3])
+
+
+@pytest.mark.parametrize("generic", [False, True])
+def test_fused_four_vrmpy_on_one_vu_match_numpy(generic):
+    """rmpy_bus_acc4 (the host's form, and the generic one) equals four vrmpybus_acc in numpy, an
+    accumulator named twice included (its two accumulates add up)."""
+    rng = np.random.default_rng(7)
+    for d in ([0, 1, 2, 3], [3, 0, 3, 1]):
+        for _ in range(10):
+            regs = rng.integers(0, 256, (6, 128), dtype=np.uint8)
+            regs[5, :8] = [0, 0xFF, 0x80, 0x7F, 1, 0, 0xFF, 0x80]
+            r = rng.integers(-2 ** 31, 2 ** 31, 4)
+            r[0] = -2 ** 31
+            want = regs.copy()
+            for i in range(4):
+                want[d[i]] = fast.vrmpybus_acc_ref(want[d[i]][None], want[5][None], np.array([r[i]]))[0]
+            got = regs.copy()
+            _apply4(got, 5, np.array(d, np.int64), r.astype(np.int64), generic)
+            assert (got == want).all()
+
+
 @njit
 def _apply_x86(buf, d, u, r, which):
     if which == 4:
@@ -162,3 +194,43 @@ def test_store_into_shared_range_faults():
         st.share(o, np.zeros((1, 128), np.uint8), [0, 0])
         with pytest.raises(hvx.MemoryFault):
             hvx.run(prog, st, fast=fast_path)
+
+
+@pytest.mark.parametrize("tiles", [1, 3, 1024])
+def test_state_arrays_start_on_a_vector_boundary(tiles):
+    """The compiled regions move vectors as 64-byte host words: the register file, the memory
+    images and the shared images start on a 128-byte boundary (numpy gives 16), so no word
+    straddles two cache lines; a misaligned or non-contiguous image is copied, values kept."""
+    from isa.hvx.state import ALIGN, aligned_zeros
+    st = hvx.HvxState(tiles, 6400)
+    assert st.V.ctypes.data % ALIGN == 0 and st.mem.ctypes.data % ALIGN == 0
+    assert st.V.shape == (tiles, 32, 128) and st.V.flags.c_contiguous and not st.V.any()
+    vals = (np.arange(3 * 256) * 7).astype(np.uint8).reshape(3, 256)
+    raw = np.zeros(3 * 256 + 1, np.uint8)
+    misaligned = raw[1:].reshape(3, 256) if raw.ctypes.data % ALIGN == 0 else raw[:-1].reshape(3, 256)
+    misaligned[...] = vals
+    for images in (misaligned, vals[:, ::-1]):              # off the boundary; not C-contiguous
+        st.share(6400, images, np.arange(tiles) % 3)
+        (_, data, _), = st.shares
+        assert data.ctypes.data % ALIGN == 0 and (data == images).all()
+    z = aligned_zeros((5, 7), np.int32)
+    assert z.ctypes.data % ALIGN == 0 and z.shape == (5, 7) and z.dtype == np.int32 and not z.any()
+
+
+@njit
+def _words(buf, offs):
+    out = np.empty(len(offs), np.int64)
+    for i in range(len(offs)):
+        out[i] = fast.load_s32(buf, offs[i])
+    return out
+
+
+def test_load_s32_matches_numpy():
+    """memw through load_s32: the four bytes at any offset (aligned or not, in a 2-D array's later
+    rows) as a little-endian, sign-extended word."""
+    buf = np.random.default_rng(2).integers(0, 256, (3, 64), dtype=np.uint8)
+    buf[1, 4:8] = [0, 0, 0, 0x80]
+    offs = np.array([0, 1, 3, 64 + 4, 64 + 61, 2 * 64 + 60], np.int64)
+    flat = buf.ravel()
+    want = [int(flat[o:o + 4].copy().view("<i4")[0]) for o in offs]
+    assert _words(buf, offs).tolist() == want and -2 ** 31 in want

@@ -21,6 +21,17 @@ def test_gemm(m, k, n, seed):
     assert t.cycles > 0
 
 
+def test_gemm_whole_tiles_and_strided_inputs():
+    """Shapes that fill whole tiles (A and B used without padding copies), inputs that are views
+    with strides; pack_b (one panel) is pack_panels' first panel."""
+    rng = np.random.default_rng(5)
+    a, b = _i8(rng, (256, 8)).T, _i8(rng, (512, 256))[::2]          # 8 x 256, 256 x 256
+    c, _ = gemm.gemm_hvx(a, b)
+    assert (c == ref.gemm(a, b)).all()
+    k4 = gemm.kgroups(256)
+    assert (gemm.pack_b(b[:, :128], k4) == gemm.pack_panels(b, k4)[0].reshape(k4, 4, 32, 4)).all()
+
+
 def test_gemm_extremes():
     a = np.full((4, 40), -128, np.int8)
     b = np.full((40, 128), -128, np.int8)

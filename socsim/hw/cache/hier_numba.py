@@ -26,6 +26,19 @@ def _masks(sets):
 
 
 @nb.njit(cache=True, inline="always")
+def _row_masks(sets):
+    """:func:`_masks` of every row (thread) of a 2-D ``sets``, element by element: assigning a
+    row at once (``mask[t] = _masks(sets[t])``) compiled numba's shape-mismatch error path, with
+    its string formatting, into ``run_steps`` (2.4 of the first run's CPU seconds,
+    docs/performance.md, First run)."""
+    mask = np.empty_like(sets)
+    for t in range(sets.shape[0]):
+        for i in range(sets.shape[1]):
+            mask[t, i] = sets[t, i] - 1 if (sets[t, i] & (sets[t, i] - 1)) == 0 else -1
+    return mask
+
+
+@nb.njit(cache=True, inline="always")
 def _count_dram(kinds, n, totals):
     """What reaches DRAM: fills (READ) and writebacks (the rest)."""
     for i in range(n):
@@ -68,9 +81,7 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
     priv_k = np.empty((threads, pcap), dtype=np.uint8)
     plen = np.zeros(threads, dtype=np.int64)      # private misses per thread: pending ones are pr:plen
     pr = np.zeros(threads, dtype=np.int64)
-    p_mask = np.empty_like(p_sets)
-    for t in range(p_sets.shape[0]):
-        p_mask[t] = _masks(p_sets[t])
+    p_mask = _row_masks(p_sets)
     nxt = np.zeros(threads, dtype=np.int64)       # next input access per thread
     end = np.zeros(threads, dtype=np.int64)
     mcap = chunk * threads

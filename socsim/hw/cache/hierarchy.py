@@ -8,11 +8,12 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from socsim.hw.cache import hier_numba, sim_numba
+from socsim.hw.cache import hier_numba, hier_period, sim_numba
 from socsim.hw.cache.geometry import (FILLS, N_COUNTERS, RD_HIT, RD_MISS, WR_HIT, WR_MISS, WRITEBACKS,
                                       CacheGeom, ChainState, RNG_SEED, level_arrays)
 
@@ -132,6 +133,7 @@ class Hierarchy:
     scratch_accesses: int = field(default=0, init=False)
     dram_fills: int = field(default=0, init=False)
     dram_writebacks: int = field(default=0, init=False)
+    skipped: int = field(default=0, init=False)     # accesses the periodic driver skipped
 
     per_thread_private: tuple[tuple[CacheGeom, ...], ...] = ()
 
@@ -174,11 +176,21 @@ class Hierarchy:
         self.dram_fills += int(np.count_nonzero(out_k == 0))
         self.dram_writebacks += int(np.count_nonzero(out_k != 0))
 
-    def run_steps(self, lines: np.ndarray, kinds: np.ndarray, off: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    def run_steps(self, lines: np.ndarray, kinds: np.ndarray, off: np.ndarray, steps: int,
+                  period: tuple[int, int, int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Feed ``steps`` steps at once (groups ``off[s * threads + t]:off[s * threads + t + 1]``,
         as :meth:`streams.StreamPlan.generate` lays them out); compiled twin of calling
         :meth:`run` once per step.  Returns per-step snapshots: counters (steps, levels, 6) as
-        :meth:`counters` gives them, and cumulative (dram fills, dram writebacks) (steps, 2)."""
+        :meth:`counters` gives them, and cumulative (dram fills, dram writebacks) (steps, 2).
+
+        ``period`` = (lo, hi, delta, per_iter) says the steps' streams repeat every ``per_iter``
+        accesses with the lines in [lo, hi) moved by ``delta`` (streams.period_hint): the
+        driver then skips the stretches where the caches repeat too, exactly (hier_period;
+        the results are the same with or without it).  ``self.skipped`` counts what it skipped."""
+        if period is not None and not self.scratch and self._lru_wb():
+            p0 = self._period_p0(period)
+            if p0:
+                return self._run_periodic(lines, kinds, off, steps, period, p0)
         threads = (off.shape[0] - 1) // max(steps, 1)
         if self._priv and threads > len(self._priv):
             raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
@@ -199,6 +211,41 @@ class Hierarchy:
                              sh.state.meta.reshape(-1), sh.state.dirty.reshape(-1), sh.width, sh.state.clock,
                              sh.state.rng, sh.counters.reshape(-1), INTERLEAVE_CHUNK, snap_cnt, snap_dram, totals,
                              None if self._lru_wb() else True)
+        self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
+        return snap_cnt, snap_dram
+
+    def _period_p0(self, period: tuple[int, int, int, int]) -> int:
+        """The fewest body iterations whose shift keeps every line in its set at every level
+        (and is whole lines of every level), 0 when the region is not aligned to every level's
+        lines."""
+        lo, hi, delta, per_iter = period
+        geoms = [g for per in (self.per_thread_private or (self.private,)) for g in per] + list(self.shared)
+        mod = 1
+        for g in geoms:
+            ratio = g.line_bytes // self.stream_line_bytes
+            if lo % ratio or hi % ratio:
+                return 0
+            mod = math.lcm(mod, g.sets * ratio)
+        if delta <= 0 or per_iter <= 0:
+            return 0
+        return mod // math.gcd(mod, delta)
+
+    def _run_periodic(self, lines, kinds, off, steps, period, p0) -> tuple[np.ndarray, np.ndarray]:
+        threads = (off.shape[0] - 1) // max(steps, 1)
+        if self._priv and threads > len(self._priv):
+            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
+        snap_cnt = np.zeros((steps, len(self.level_names()), N_COUNTERS), dtype=np.int64)
+        snap_dram = np.zeros((steps, 2), dtype=np.int64)
+        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
+        p = self._p
+        sh = self._shared if self._shared is not None else _EMPTY_SHARED
+        lo, hi, delta, per_iter = (int(x) for x in period)
+        self.skipped += int(hier_period.run_steps_periodic(
+            np.ascontiguousarray(lines, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.uint8), off, threads,
+            steps, p["sets"], p["assoc"], p["shift"], p["tags"], p["meta"], p["dirty"], p["width"], p["clock"],
+            p["cnt"], sh.sets, sh.assoc, sh.shift, sh.state.tags.reshape(-1), sh.state.meta.reshape(-1),
+            sh.state.dirty.reshape(-1), sh.width, sh.state.clock, sh.counters.reshape(-1), INTERLEAVE_CHUNK,
+            snap_cnt, snap_dram, totals, lo, hi, delta, per_iter, p0))
         self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
         return snap_cnt, snap_dram
 

@@ -101,6 +101,37 @@ class StreamPlan:
         return [(lines[off[t]:off[t + 1]], kinds[off[t]:off[t + 1]]) for t in range(self.threads)]
 
 
+# A step is handed to the periodic driver (hier_period) when its weight-block loop is at least
+# this long: shorter loops have no room to skip, and the driver's snapshots would cost more than
+# they save.  A method parameter (exact either way), not a model constant.
+PERIOD_MIN_ACCESSES = 1 << 20
+
+
+def period_hint(plan: StreamPlan, min_accesses: int = PERIOD_MIN_ACCESSES) -> tuple[int, int, int, int] | None:
+    """How a GEMM step's stream repeats: (lo, hi, delta, per_iter), the weight region's lines
+    [lo, hi), the lines a body iteration moves them by, and the accesses per iteration (the pack
+    buffer re-read, then one weight block: streams_numba._cpu_conv_tile); None for other kernels
+    and for loops too short to skip in.  Only a hint: the driver checks the stream access by
+    access before it skips (hier_period)."""
+    if plan.kernel != sn.CPU_CONV:
+        return None
+    g = dict(zip(sn.FIELDS[sn.CPU_CONV], (int(x) for x in plan.params)))
+    line = plan.line_bytes
+    if g["w_base"] % line or g["wblock"] % line or g["pack_base"] % line or g["pack_stride"] % line:
+        return None
+    wl = g["wblock"] // line
+    jstep = g["threads"] if g["wgrad"] else 1
+    # a one-line block read then written collapses into one access (streams_numba._emit)
+    per_iter = (g["pack_bytes"] + line - 1) // line + (wl if not g["wgrad"] else 2 * wl if wl > 1 else 1)
+    iters = g["oc_blocks"] // jstep
+    if wl <= 0 or iters * per_iter < min_accesses:
+        return None
+    if g["w_base"] + g["oc_blocks"] * g["wblock"] > g["out_base"]:
+        return None     # the last block (cout not a multiple of 8) runs into the output's lines
+
+    return g["w_base"] // line, g["out_base"] // line, jstep * wl, per_iter
+
+
 def _align(x: int) -> int:
     return (x + PAGE - 1) // PAGE * PAGE
 

@@ -32,6 +32,10 @@ FIELDS = {
     DSP_PLANE: ("threads", "H", "W", "KH", "ST", "PD", "OH", "orow", "out_base", "planes"),
 }
 READ, WRITE, WRITE_FULL = 0, 1, 2
+# The kinds as the kernels pass them: numpy int64 scalars, not Python ints.  numba types a
+# global Python int as a literal, and ``_emit`` then compiled once per literal kind and once
+# for int64 (four signatures; docs/performance.md, First run); one signature compiles once.
+_READ, _WRITE, _WRITE_FULL = np.int64(READ), np.int64(WRITE), np.int64(WRITE_FULL)
 
 
 @nb.njit(cache=True)
@@ -72,7 +76,7 @@ def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
     ow0 = rem % OW
     ow1 = min(OW, ow0 + npx)
     if rowmajor:
-        n = _emit(out_l, out_k, n, g0, in_base + px0 * C * eb, npx * C * eb, READ, line)
+        n = _emit(out_l, out_k, n, g0, in_base + px0 * C * eb, npx * C * eb, _READ, line)
     else:
         iw_lo = max(0, ow0 * ST - PD)
         iw_hi = min(W, (ow1 - 1) * ST - PD + KW)
@@ -82,28 +86,29 @@ def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
                     ih = oh * ST - PD + r
                     if 0 <= ih < H:
                         n = _emit(out_l, out_k, n, g0, in_base + (((b * C4 + c4) * H + ih) * W + iw_lo) * 4 * eb,
-                                  (iw_hi - iw_lo) * 4 * eb, READ, line)
-    n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, WRITE_FULL, line)
+                                  (iw_hi - iw_lo) * 4 * eb, _READ, line)
+    n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, _WRITE_FULL, line)
     oeb = eb if wgrad else ob
     if wgrad:
         for o4 in range(O4):
             n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * oeb,
-                      (ow1 - ow0) * 4 * eb, READ, line)
+                      (ow1 - ow0) * 4 * eb, _READ, line)
     for j in range(j0, oc_blocks, jstep):
-        n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, READ, line)
-        n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, READ, line)
+        n = _emit(out_l, out_k, n, g0, pack_at, pack_bytes, _READ, line)
+        n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, _READ, line)
         if wgrad:
-            n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, WRITE, line)
+            n = _emit(out_l, out_k, n, g0, w_base + j * wblock, wblock, _WRITE, line)
     if not wgrad:
         for o4 in range(O4):
             n = _emit(out_l, out_k, n, g0, out_base + (((b * O4 + o4) * OH + oh) * OW + ow0) * 4 * oeb,
-                      (ow1 - ow0) * 4 * ob, WRITE_FULL, line)
+                      (ow1 - ow0) * 4 * ob, _WRITE_FULL, line)
     return n
 
 
 @nb.njit(cache=True)
-def _group(kernel, P, k, t, out_l, out_k, n, line):
-    """Stream of thread ``t`` in outer-loop step ``k``, appended at ``n``."""
+def _group_cpu(kernel, P, k, t, out_l, out_k, n, line):
+    """Stream of thread ``t`` in outer-loop step ``k`` of a CPU kernel (CPU_CONV, CPU_PLANE,
+    ELTWISE), appended at ``n``."""
     g0 = n
     threads = P[0]
     if kernel == CPU_CONV:
@@ -115,20 +120,20 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
             if tile < P[23]:
                 n = _cpu_conv_tile(P, tile, pack_at, np.int64(0), np.int64(1), out_l, out_k, n, g0, line)
     elif kernel == CPU_PLANE:
-        dw, wgrad, H, W, C4, KH, KW, ST, PD, OH = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9], P[10]
+        dw, wgrad, H, _W, C4, KH, KW, ST, PD, OH = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9], P[10]
         row_in, ob_row, in_base, out_base, w_base, planes = P[11], P[12], P[13], P[14], P[15], P[16]
         pl = k * threads + t
         if pl < planes:
             ibase = in_base + pl * H * row_in
             obase = out_base + pl * OH * ob_row
             if dw:
-                n = _emit(out_l, out_k, n, g0, w_base + (pl % C4) * KH * KW * 16, KH * KW * 16, READ, line)
-            okind = READ if wgrad else WRITE_FULL
+                n = _emit(out_l, out_k, n, g0, w_base + (pl % C4) * KH * KW * 16, KH * KW * 16, _READ, line)
+            okind = _READ if wgrad else _WRITE_FULL
             for oh in range(OH):
                 for r in range(KH):
                     ih = oh * ST - PD + r
                     if 0 <= ih < H:
-                        n = _emit(out_l, out_k, n, g0, ibase + ih * row_in, row_in, READ, line)
+                        n = _emit(out_l, out_k, n, g0, ibase + ih * row_in, row_in, _READ, line)
                 n = _emit(out_l, out_k, n, g0, obase + oh * ob_row, ob_row, okind, line)
     elif kernel == ELTWISE:
         rd, wr, chunks, rchunk, wchunk, out_base, rounds = P[1], P[2], P[3], P[4], P[5], P[6], P[7]
@@ -136,10 +141,19 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
         last = k // rounds == passes - 1
         c = (k % rounds) * threads + t
         if c < chunks:
-            n = _emit(out_l, out_k, n, g0, c * rchunk, min(rchunk, rd - c * rchunk), READ, line)
+            n = _emit(out_l, out_k, n, g0, c * rchunk, min(rchunk, rd - c * rchunk), _READ, line)
             if last:
-                n = _emit(out_l, out_k, n, g0, out_base + c * wchunk, min(wchunk, wr - c * wchunk), WRITE_FULL, line)
-    elif kernel == DSP_CONV:
+                n = _emit(out_l, out_k, n, g0, out_base + c * wchunk, min(wchunk, wr - c * wchunk), _WRITE_FULL, line)
+    return n
+
+
+@nb.njit(cache=True)
+def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
+    """Stream of thread ``t`` in outer-loop step ``k`` of an HVX kernel (DSP_CONV, DSP_PLANE),
+    appended at ``n``."""
+    g0 = n
+    threads = P[0]
+    if kernel == DSP_CONV:
         in_vtcm, wgrad, C4, H, KH, ST, PD, OH, O = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
         row_in, orow, in_base, out_base, w_base, w_per_oc, rows, per_ctx = (P[10], P[11], P[12], P[13], P[14],
                                                                            P[15], P[16], P[17])
@@ -153,8 +167,8 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
             r0 = 0
             r1 = rows
         if not in_vtcm:
-            n = _emit(out_l, out_k, n, g0, w_base + oc * w_per_oc, w_per_oc, READ, line)
-        okind = READ if wgrad else WRITE_FULL
+            n = _emit(out_l, out_k, n, g0, w_base + oc * w_per_oc, w_per_oc, _READ, line)
+        okind = _READ if wgrad else _WRITE_FULL
         for r in range(r0 + t * per_ctx, min(r1, r0 + (t + 1) * per_ctx)):
             b = r // OH
             oh = r % OH
@@ -163,7 +177,7 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
                     ih = oh * ST - PD + kh
                     if 0 <= ih < H:
                         n = _emit(out_l, out_k, n, g0, in_base + ((b * C4 + ci4) * H + ih) * row_in, row_in,
-                                  READ, line)
+                                  _READ, line)
             n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
     else:  # DSP_PLANE
         H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
@@ -174,16 +188,19 @@ def _group(kernel, P, k, t, out_l, out_k, n, line):
                 for r in range(KH):
                     ih = oh * ST - PD + r
                     if 0 <= ih < H:
-                        n = _emit(out_l, out_k, n, g0, ibase + ih * W, W, READ, line)
-                n = _emit(out_l, out_k, n, g0, out_base + (pl * OH + oh) * orow, orow, WRITE_FULL, line)
+                        n = _emit(out_l, out_k, n, g0, ibase + ih * W, W, _READ, line)
+                n = _emit(out_l, out_k, n, g0, out_base + (pl * OH + oh) * orow, orow, _WRITE_FULL, line)
     return n
 
 
-@nb.njit(cache=True)
-def generate(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
-    """Streams of steps k0.. (see the module docstring); returns (accesses, steps done)."""
+
+
+@nb.njit(cache=True, inline="always")
+def _drive(group, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    """The steps' loop of both generators (inlined into each), ``group`` the stream of one thread
+    in one step."""
     threads = P[0]
-    # np.int64, not a literal 0: a literal would compile _group (and _cpu_conv_tile under it)
+    # np.int64, not a literal 0: a literal would compile the group (and _cpu_conv_tile under it)
     # once more for a Literal[int](0) signature, doubling the first run's compile time
     n = np.int64(0)
     g = 0
@@ -191,10 +208,31 @@ def generate(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
     while k < k1:
         for t in range(threads):
             off[g] = n
-            n = _group(kernel, P, k, t, out_l, out_k, n, line)
+            n = group(kernel, P, k, t, out_l, out_k, n, line)
             g += 1
         k += 1
         if n >= budget and k - k0 >= min_segs:
             break
     off[g] = n
     return n, k - k0
+
+
+@nb.njit(cache=True)
+def _generate_cpu(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    return _drive(_group_cpu, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
+
+
+@nb.njit(cache=True)
+def _generate_dsp(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    return _drive(_group_dsp, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
+
+
+def generate(kernel: int, P: np.ndarray, line: int, k0: int, k1: int, budget: int, min_segs: int,
+             out_l: np.ndarray, out_k: np.ndarray, off: np.ndarray) -> tuple[int, int]:
+    """Streams of steps k0.. (see the module docstring); returns (accesses, steps done).
+
+    Two compiled generators, the CPU's kernels and the HVX's: numba compiles every branch of a
+    function it compiles, so a CPU-only run (the quick-start) then compiles no DSP kernel
+    (docs/performance.md, First run)."""
+    gen = _generate_dsp if kernel in (DSP_CONV, DSP_PLANE) else _generate_cpu
+    return gen(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
