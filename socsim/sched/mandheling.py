@@ -21,7 +21,7 @@ With subgraph reuse, the placement sees the re-preparation a plan will incur und
 latencies and switches, and on the paper's phones the subgraphs fit, so there it is the same
 plan; where they do not fit (sd888's 535 MB ResNet-18 graph against 512 MB) the batch time the
 DP minimises includes the re-preparation, and a plan that keeps a few ops on the CPU so its
-subgraphs fit may be faster.  Off: the published DP alone.
+subgraphs fit may be faster.  Off (the default): the published DP alone.
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ class MandhelingOptions(BaseModel):
     subgraph_reuse: bool = Field(True, description="reuse prepared DSP subgraphs across batches")
     cpu_cores: str | list[int] = Field("big2", description="cores of the CPU part (2 big cores by default)")
     dsp_memory_budget_mb: float | None = Field(None, gt=0, description="DSP memory for prepared subgraphs; default: the SoC's dsp.memory_budget_mb")
-    reprepare_in_placement: bool = Field(True, description="the co-scheduling placement counts the DSP subgraph re-preparation its plan incurs "
+    reprepare_in_placement: bool = Field(False, description="the co-scheduling placement counts the DSP subgraph re-preparation its plan incurs "
                                          "under the DSP memory budget (off: the published DP, op latencies and switches only)")
     use_hmx: bool = Field(False, description="run INT8 convolutions and matrix products on the cDSP's HMX where the SoC has one "
                           "and it is faster than HVX (Mandheling's own system used HVX only: off by default)")

@@ -44,7 +44,7 @@ def _cost(items, units, budget_bytes: int) -> float:
 
 
 def _place(items, budget_mb: float, **opts) -> tuple[str, ...]:
-    return Mandheling(MandhelingOptions(**opts))._place(CTX, items, SWITCH, int(budget_mb * MB))
+    return Mandheling(MandhelingOptions(**{"reprepare_in_placement": True, **opts}))._place(CTX, items, SWITCH, int(budget_mb * MB))
 
 
 # two ops, 300 MB of weights each: the DSP saves 1 ms on the first and 8 ms on the second; both
@@ -112,9 +112,9 @@ def test_sd888_resnet18_placement_avoids_repreparation():
     import socsim
 
     wl = Path(__file__).resolve().parents[2] / "workloads" / "mandheling_resnet18.yaml"
-    on = socsim.run("sd888", wl, overrides={"batches": 2}).summary["scheduler_info"]["plans"]["static"]
-    off = socsim.run("sd888", wl, overrides={"batches": 2, "scheduler.options.reprepare_in_placement": False}
-                     ).summary["scheduler_info"]["plans"]["static"]
+    on = socsim.run("sd888", wl, overrides={"batches": 2, "scheduler.options.reprepare_in_placement": True}
+                    ).summary["scheduler_info"]["plans"]["static"]
+    off = socsim.run("sd888", wl, overrides={"batches": 2}).summary["scheduler_info"]["plans"]["static"]
     assert "reprepare_in_placement" not in off
     note = on["reprepare_in_placement"]
     assert note["chosen_cost_s"] < note["published_dp_cost_s"]
