@@ -165,10 +165,60 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
             overlap = p.get("kh", 1) * p.get("kw", 1) > 1 or p.get("stride", 1) > 1
             return p["cout"] * n + w, (k * n if overlap else 0.0)
         if op.kind == "conv2d_wgrad":                   # dW = dY im2col(X)^T: both long operands
-            return k * n + p["cout"] * n, 0.0
+            # the im2col is materialised by a Raster (im2col_buffer_bytes) and then packed per
+            # tile (MNNPackForMatMul_A): two passes over k x n; dY's panel: serial_pack_elements
+            return 2.0 * k * n, 0.0
         return k * n + w, 0.0
     m, k, n = p.get("m", 1), p.get("k", 1), p.get("n", 1)
     return p.get("count", 1) * (m * k + k * n), 0.0
+
+
+# The part of a GEMM-kind op's packing that runs on ONE thread whatever the thread count.  MNN's
+# weight gradient (source/geometry/GeometryConv2DBackPropFilter.cpp) is C = MatMul(im2col(X), dY,
+# transposeB): CPUMatMul::onResize (source/backend/cpu/CPUMatMul.cpp) registers the packing of
+# its whole B operand (MNNPackForMatMul_B of dY, cout x n*oh*ow) as a pre-function with ONE
+# thread (``mPreFunctions.emplace_back(..., 1)``), run before the multi-threaded tile loop; the
+# A operand (the im2col) is packed per eP tile inside each thread's loop (MNNPackForMatMul_A),
+# so it splits.  Counted in elements of the op's dtype, at the packing kernel's cycles.
+def serial_pack_elements(op: Op) -> float:
+    """Elements of ``op`` packed on one thread before its split part (0 if none)."""
+    p = op.p
+    if op.kind == "conv2d_wgrad" and "cout" in p:
+        return float(p["cout"] * p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1))
+    return 0.0
+
+
+# MNN's weight gradient materialises im2col(X) (GeometryConvUtils::im2Col makes a virtual tensor
+# of kh*kw strided regions, which the MatMul's input forces through CPURaster: one blit per
+# region, the regions dealt round-robin over the threads, ``for u = tId; u < size; u +=
+# threadNum``), a k x n*oh*ow buffer that CPUMatMul's per-tile packing then reads back.  The
+# cache streams model the packing reading X's rows directly (socsim.hw.cache.streams); the
+# buffer's write and its read-back reach DRAM for the part of it the last-level caches (L3 and
+# SLC) cannot hold.  Its copy cycles are one pass of the packing kernel (gemm_data_movement).
+def im2col_buffer_bytes(op: Op) -> float:
+    """Bytes of the im2col buffer a CPU weight gradient materialises (0 for other ops)."""
+    p = op.p
+    if op.kind != "conv2d_wgrad" or "cout" not in p:
+        return 0.0
+    k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)
+    n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
+    return float(k * n * _elt_bytes(op.dtype))
+
+
+def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:
+    """DRAM bytes of the im2col buffer: its write and its read-back, for what the L3 and SLC
+    cannot hold."""
+    buf = im2col_buffer_bytes(op)
+    llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
+    return 2.0 * max(0.0, buf - llc)
+
+
+def serial_cycles(op: Op, cl: Cluster) -> float:
+    """Core cycles of ``op``'s one-thread packing (serial_pack_elements) on a core of ``cl``."""
+    e = serial_pack_elements(op)
+    if e <= 0:
+        return 0.0
+    return e / lanes(op.dtype) * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
 
 
 def winograd_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float | None:
@@ -362,6 +412,14 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         cyc = compute_cycles(op, cl, share)
         per_core.append((cyc / (f * 1e6), cyc, f, cl))
     compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
+    # the one-thread packing (serial_pack_elements) runs on the calling thread, on the fastest
+    # core of the set, before the split part; the other threads wait for it at the barrier
+    ser = [serial_cycles(op, soc.cpu.cluster_of(c)) / (cfg.freq(soc.cpu.cluster_of(c).name) * 1e6)
+           for c in cores]
+    serial_pack_s = min(ser)
+    caller = ser.index(serial_pack_s)
+    compute_s += serial_pack_s
+    cycles = compute_s * f_mhz * 1e6
     if n > 1 and forkjoin.SERIAL_FRACTION > 0:
         # the op's serial part (socsim.hw.forkjoin, Amdahl) runs on the calling thread, which
         # the scheduler keeps on the fastest core of the set, before the split part; expressed
@@ -372,6 +430,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         cycles = compute_s * f_mhz * 1e6
 
     mem = op_memory(op, "cpu", soc, cores)
+    dram_bytes = mem.dram_bytes + im2col_spill_bytes(op, soc)
     lv = {l.name: l for l in mem.levels}
     # accesses served by L2 / L3 / SLC (hits there), per thread, overlapped MLP-wide; latencies
     # in seconds at the clocks the uncore governors set (hit_latencies_s)
@@ -408,7 +467,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         lat_ns, ddr_scale = dram_mod.uncore_dram(soc.dram, soc.cpu.uncore, ddr_mhz)
         sh = dram_mod.share(soc.dram, kind, {kind: n}, streams=max(1, n * per_thread),
                             background_bps=cfg.bg_dram_gbs * 1e9, latency_ns=lat_ns, clock_scale=ddr_scale)
-        d_s = mem.dram_bytes * share / sh.bandwidth_bps
+        d_s = dram_bytes * share / sh.bandwidth_bps
         # interval model (with uncore clocks): exposed cache-miss time and the DRAM time add to
         # the compute; without them the roofline overlap
         st = exposed_s + d_s + sync_s if unc else max(0.0, d_s - core_s) + sync_s
@@ -417,14 +476,14 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
 
     dram_lat_ns, dram_s, stall_s, noise_s = timed(unc.get("ddr"))
     bwmon = soc.cpu.uncore.bwmon if soc.cpu.uncore is not None else None
-    if bwmon is not None and "ddr" in unc and mem.dram_bytes > 0:
+    if bwmon is not None and "ddr" in unc and dram_bytes > 0:
         # the bandwidth governor (socsim.spec.soc.BwMon) votes from the traffic it measures, the
         # op's own plus the foreground apps'; the DDR runs at the higher of its vote and the
         # latency governors'.  A higher clock shortens the op and raises its traffic, so the
         # vote is taken again until it settles (it only rises, over a finite OPP list).
         for _ in range(len(bwmon.ddr_opps_mhz)):
             t = core_s + stall_s + noise_s
-            v = bwmon.vote(mem.dram_bytes / t + cfg.bg_dram_gbs * 1e9)
+            v = bwmon.vote(dram_bytes / t + cfg.bg_dram_gbs * 1e9)
             if v <= unc["ddr"]:
                 break
             unc["ddr"] = v
@@ -438,9 +497,10 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     # multiplies it by.
     busy: dict[str, int] = {}
     wsum = asum = 0.0
-    for t_c, _, f_c, cl_c in per_core:
+    for i, (t_c, _, f_c, cl_c) in enumerate(per_core):
         name = cl_c.name
         busy[name] = busy.get(name, 0) + 1
+        t_c += serial_pack_s if i == caller else 0.0
         own = t_c if t_c < compute_s else compute_s
         if time_busy > 0:
             # its own compute at its kernel power; waiting at the barrier (for the slowest core, or
@@ -458,9 +518,9 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     detail = [("threads", float(n)), ("dram_latency_ns", dram_lat_ns)] + [(f"{k}_mhz", v) for k, v in unc.items()]
     detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s), ("noise_s", noise_s),
               ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
-              ("dram_energy_j", dram_mod.energy_j(soc.dram, mem.dram_bytes))]
+              ("dram_energy_j", dram_mod.energy_j(soc.dram, dram_bytes))]
     detail += [(f"hit_rate_{l.name}", l.hit_rate) for l in mem.levels]
     return OpCost.compose(int(core_cycles), f_mhz, stall_s,
-                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(mem.dram_bytes),
+                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(dram_bytes),
                           activity=activity, busy=tuple(sorted(busy.items())),
                           detail=tuple(sorted(detail)))
