@@ -27,7 +27,7 @@ from socsim.hw import armk
 from socsim.hw import dram as dram_mod
 from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig, OpCost, UnsupportedOp
-from socsim.hw.cache.streams import op_macs
+from socsim.hw.cache.streams import CPU_TILE_PIXELS, op_macs
 from socsim.hw.memory import op_memory
 from socsim.hw.power import voltage_v
 from socsim.spec.coretypes import kernel_power
@@ -211,6 +211,20 @@ def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:
     buf = im2col_buffer_bytes(op)
     llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
     return 2.0 * max(0.0, buf - llc)
+
+
+# CPUMatMul deals the weight gradient's 12-row dW tiles (eP rows of C = im2col(X) x dY^T,
+# ceil(k / 12) of them) round-robin to the threads (``for tx = tId; tx < tileCount; tx +=
+# numberThread``), so the thread with the most tiles does ceil(tiles / threads) of them, not
+# tiles / threads: the share of the split part that paces the op (applied to the whole split
+# part; the im2col Raster is dealt by regions instead, a pass that is small beside the GEMM).
+def split_share(op: Op, threads: int) -> float:
+    """The pacing thread's share of ``op``'s split compute on ``threads`` threads."""
+    p = op.p
+    if op.kind != "conv2d_wgrad" or "cout" not in p or threads <= 1:
+        return 1.0 / max(threads, 1)
+    tiles = -(-p["cin"] * p.get("kh", 1) * p.get("kw", 1) // CPU_TILE_PIXELS)
+    return -(-tiles // threads) / tiles
 
 
 def serial_cycles(op: Op, cl: Cluster) -> float:
@@ -409,7 +423,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     for c in cores:
         cl = soc.cpu.cluster_of(c)
         f = cfg.freq(cl.name)
-        cyc = compute_cycles(op, cl, share)
+        cyc = compute_cycles(op, cl, split_share(op, n))
         per_core.append((cyc / (f * 1e6), cyc, f, cl))
     compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
     # the one-thread packing (serial_pack_elements) runs on the calling thread, on the fastest
