@@ -131,3 +131,51 @@ def test_wgrad_dw_stays_on_chip_and_scales_with_cores(soc, model):
     dw = 512 * 512 * 9 * 4
     assert c4.dram_bytes < 2 * dw
     assert c4.time_s < c2.time_s
+
+
+# AlexNet's second convolution's weight gradient at batch 64 (the development set's workload):
+# its im2col buffer, 1600 x 46656 FP32 (~300 MB), is far larger than sd865's L3 + SLC
+WG_BIG = Op("wb", "conv2d_wgrad", "weight_grad", "l", "fp32", make_params(batch=64, cin=64, h=27, w=27, cout=192,
+                                                                       kh=5, kw=5, stride=1, pad=2, groups=1, oh=27,
+                                                                       ow=27))
+
+
+def test_wgrad_im2col_buffer_spills_to_dram(soc):
+    from socsim.hw import cpu
+    buf = 64 * 25 * 64 * 27 * 27 * 4
+    assert cpu.im2col_buffer_bytes(WG_BIG) == buf
+    llc = (soc.cpu.l3.size_kb + soc.cpu.slc.size_kb) * 1024
+    assert cpu.im2col_spill_bytes(WG_BIG, soc) == pytest.approx(2 * (buf - llc))
+    assert cpu.im2col_buffer_bytes(CONV) == 0.0            # forward convolutions run im2col per tile
+    # an im2col that fits in the last-level caches does not reach DRAM
+    assert cpu.im2col_spill_bytes(WGRAD, soc) == 0.0
+    c = cpu.cpu_cost(soc, WG_BIG, _cfg(soc, [4, 5, 6, 7]))
+    assert c.dram_bytes >= 2 * (buf - llc)
+
+
+def test_wgrad_dy_panel_packs_on_one_thread(soc):
+    """CPUMatMul packs the whole dY panel (cout x n*oh*ow) on one thread: that part of the op
+    takes the same time on one core as on three (the gold cores; sd865's fourth big core is the
+    prime one, where the calling thread would pack)."""
+    from socsim.hw import cpu
+    assert cpu.serial_pack_elements(WG_BIG) == 192 * 64 * 27 * 27
+    assert cpu.serial_pack_elements(CONV) == 0.0
+    cl = soc.cpu.cluster_of(4)
+    assert cpu.serial_cycles(WG_BIG, cl) > 0
+    one = cpu.cpu_cost(soc, WG_BIG, _cfg(soc, [4]))
+    three = cpu.cpu_cost(soc, WG_BIG, _cfg(soc, [4, 5, 6]))
+    ser_s = cpu.serial_cycles(WG_BIG, cl) / (cl.max_mhz * 1e6)
+    split1 = dict(one.detail)["compute_s"] - ser_s
+    split3 = dict(three.detail)["compute_s"] - ser_s
+    assert split3 == pytest.approx(split1 * cpu.split_share(WG_BIG, 3), rel=1e-6)
+    assert cpu.split_share(WG_BIG, 3) == pytest.approx(45 / 134)
+
+
+def test_wgrad_row_tiles_dealt_round_robin():
+    from socsim.hw import cpu
+    # 1600 im2col rows -> 134 tiles of 12: the busiest of 4 threads does 34
+    assert cpu.split_share(WG_BIG, 4) == pytest.approx(34 / 134)
+    assert cpu.split_share(WG_BIG, 1) == 1.0
+    assert cpu.split_share(CONV, 4) == 0.25
+    # 4608 rows -> 384 tiles: an even split
+    assert cpu.split_share(WGRAD, 4) == pytest.approx(0.25)
