@@ -28,9 +28,9 @@ pixels x hP=8 output channels):
   registers over the chunk's whole reduction) and writes the 12x8 result once; with several
   chunks each chunk's product goes to a partial buffer that is then added into dW (modelled for
   the first chunk too, which MNN writes to dW directly).  So dW moves once per chunk, not
-  once per pixel tile.  Not modelled: the Strassen split MNN tries first for large GEMMs, the
-  materialised im2col and the single-threaded panel packing of the geometry path, the last
-  tile going to the last thread.
+  once per pixel tile.  Not modelled here: the Strassen split MNN tries first for large GEMMs;
+  costed apart in socsim.hw.cpu: the materialised im2col buffer (im2col_spill_bytes), the
+  one-thread packing of dY's panel (serial_pack_elements), the round-robin tiles (split_share).
   depthwise conv / pooling / their gradients: one (image, 4-channel) plane at a time, row by
   row reading kh input rows.  element-wise: contiguous chunks.
 DSP kernels (Hexagon NN-style HVX; pixels in vector lanes, 4 input channels per 32-bit lane so
