@@ -197,5 +197,7 @@ def test_sustained_cpu_fp32_training_runs_the_big_cores_at_about_half_clock(tmp_
     assert (share[t >= t[-1] - 60.0] <= 0.62).all()
     th = res.summary["thermal"]
     assert th["zones_peak_c"]["cpu-1-2"] < 90.0                   # no junction trip: the skin sensor acts first
-    assert 36.0 <= th["zones_peak_c"]["VIRTUAL-SENSOR"] <= 43.0
+    # the sensor regulates itself a few trips up: it crosses the first trip (37 C) and stays below
+    # the last (49 C, where the cap would drop to 710.4 MHz)
+    assert 37.0 <= th["zones_peak_c"]["VIRTUAL-SENSOR"] < 49.0
     assert th["time_throttled_s"] > 0.5 * res.summary["sim_time_s"]
