@@ -167,7 +167,7 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
         if op.kind == "conv2d_wgrad":                   # dW = dY im2col(X)^T: both long operands
             # the im2col is materialised by a Raster (im2col_buffer_bytes) and then packed per
             # tile (MNNPackForMatMul_A): two passes over k x n; dY's panel: serial_pack_elements
-            return 2.0 * k * n, 0.0
+            return 2.0 * k * n + (p["cout"] * n if p.get("batch", 1) > 1 else 0.0), 0.0
         return k * n + w, 0.0
     m, k, n = p.get("m", 1), p.get("k", 1), p.get("n", 1)
     return p.get("count", 1) * (m * k + k * n), 0.0
@@ -195,14 +195,18 @@ def serial_pack_elements(op: Op) -> float:
 # cache streams model the packing reading X's rows directly (socsim.hw.cache.streams); the
 # buffer's write and its read-back reach DRAM for the part of it the last-level caches (L3 and
 # SLC) cannot hold.  Its copy cycles are one pass of the packing kernel (gemm_data_movement).
+# dY goes the same way: the geometry's A operand is dY transposed (n, oc, oh*ow -> oc, n*oh*ow,
+# one region, which CPURaster splits over the threads); an identity when the batch is 1.
 def im2col_buffer_bytes(op: Op) -> float:
-    """Bytes of the im2col buffer a CPU weight gradient materialises (0 for other ops)."""
+    """Bytes of the buffers a CPU weight gradient materialises before its MatMul: the im2col
+    and, for a batch above 1, dY transposed (0 for other ops)."""
     p = op.p
     if op.kind != "conv2d_wgrad" or "cout" not in p:
         return 0.0
     k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)
     n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
-    return float(k * n * _elt_bytes(op.dtype))
+    dy = p["cout"] * n if p.get("batch", 1) > 1 else 0
+    return float((k * n + dy) * _elt_bytes(op.dtype))
 
 
 def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:

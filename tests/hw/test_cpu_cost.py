@@ -142,13 +142,18 @@ WG_BIG = Op("wb", "conv2d_wgrad", "weight_grad", "l", "fp32", make_params(batch=
 
 def test_wgrad_im2col_buffer_spills_to_dram(soc):
     from socsim.hw import cpu
-    buf = 64 * 25 * 64 * 27 * 27 * 4
+    buf = (64 * 25 + 192) * 64 * 27 * 27 * 4               # im2col and dY transposed
     assert cpu.im2col_buffer_bytes(WG_BIG) == buf
     llc = (soc.cpu.l3.size_kb + soc.cpu.slc.size_kb) * 1024
     assert cpu.im2col_spill_bytes(WG_BIG, soc) == pytest.approx(2 * (buf - llc))
     assert cpu.im2col_buffer_bytes(CONV) == 0.0            # forward convolutions run im2col per tile
     # an im2col that fits in the last-level caches does not reach DRAM
     assert cpu.im2col_spill_bytes(WGRAD, soc) == 0.0
+    # at batch 1 dY's transpose is an identity: only the im2col is materialised
+    b1 = Op("w1", "conv2d_wgrad", "weight_grad", "l", "fp32", make_params(batch=1, cin=64, h=27, w=27, cout=192,
+                                                                       kh=5, kw=5, stride=1, pad=2, groups=1,
+                                                                       oh=27, ow=27))
+    assert cpu.im2col_buffer_bytes(b1) == 64 * 25 * 27 * 27 * 4
     c = cpu.cpu_cost(soc, WG_BIG, _cfg(soc, [4, 5, 6, 7]))
     assert c.dram_bytes >= 2 * (buf - llc)
 

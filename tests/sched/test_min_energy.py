@@ -47,7 +47,7 @@ def test_configuration_space(dp_run):
 # little1@low's 3.54 mJ).  MNN's weight gradient's one-thread dY packing and its round-robin dW
 # tiles (socsim.hw.cpu.serial_pack_elements, split_share: LeNet's first convolution has 25 im2col
 # rows, 3 tiles, so the busier of two threads does 2 of them) cost two cores more than one:
-# little1@low 3.71 mJ, little2@low 3.87 mJ.
+# little1@low 3.74 mJ, little2@low 3.91 mJ.
 def test_published_observations(dp_run):
     """Big cores win on time; one little core at low frequency wins on energy; using both
     clusters is not better than the big cores alone."""

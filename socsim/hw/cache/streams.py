@@ -29,7 +29,7 @@ pixels x hP=8 output channels):
   chunks each chunk's product goes to a partial buffer that is then added into dW (modelled for
   the first chunk too, which MNN writes to dW directly).  So dW moves once per chunk, not
   once per pixel tile.  Not modelled here: the Strassen split MNN tries first for large GEMMs;
-  costed apart in socsim.hw.cpu: the materialised im2col buffer (im2col_spill_bytes), the
+  costed apart in socsim.hw.cpu: the materialised im2col and dY-transpose buffers (im2col_spill_bytes), the
   one-thread packing of dY's panel (serial_pack_elements), the round-robin tiles (split_share).
   depthwise conv / pooling / their gradients: one (image, 4-channel) plane at a time, row by
   row reading kh input rows.  element-wise: contiguous chunks.
