@@ -128,6 +128,9 @@ def _damage(p: Path) -> str | None:
         with closing(sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=LOCK_TIMEOUT_S)) as c:
             rows = c.execute("PRAGMA quick_check").fetchall()
             c.execute("SELECT COUNT(*) FROM profiles").fetchone()
+    except UnicodeDecodeError:
+        # the check's own message quotes damaged bytes that are not UTF-8
+        return "damaged (an integrity check whose message is not text)"
     except sqlite3.DatabaseError as e:
         if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "unable to open" in str(e)):
             return None
@@ -216,13 +219,15 @@ def get_text(ns: str, key: str) -> str | None:
             return None
         try:
             row = conn.execute("SELECT value FROM profiles WHERE key = ?", (key,)).fetchone()
+        except UnicodeDecodeError:
+            row = (None,)       # damaged bytes in the value: dropped below like a tampered entry
         except sqlite3.Error:
             _off(ns)
             return None
         if row is None:
             return None
-        check, _, text = row[0].partition(":")
-        if _checksum(text) != check:
+        check, _, text = row[0].partition(":") if row[0] is not None else ("", "", "")
+        if row[0] is None or _checksum(text) != check:
             # tampered or torn: drop it, so that it is computed and stored again
             try:
                 conn.execute("DELETE FROM profiles WHERE key = ?", (key,))
