@@ -36,8 +36,9 @@ def test_the_current_follows_the_power_of_its_interval(tmp_path):
     volts = r.column("batt.voltage_mv") * 1e-3
     current_a = -r.column("batt.current_ua") * 1e-6
     # a gauge's I = P / V_t, sample by sample (to second order: I(P) is linearised, and a
-    # row's means of I and V_t are not the mean of their product)
-    np.testing.assert_allclose(current_a * volts, power_w, rtol=1e-3)
+    # row's means of I and V_t are not the mean of their product; a row whose power varies more
+    # within it, as one holding a weight gradient's one-thread packing, is off by up to ~0.12%)
+    np.testing.assert_allclose(current_a * volts, power_w, rtol=2e-3)
 
 
 def test_gauge_energy_is_the_energy_drawn(tmp_path):

@@ -245,10 +245,11 @@ def test_memory_bound_ops_of_depthwise_models_do_not_scale():
     mb3 = _class_times("mobilenetv2", (3, 224, 224), 1000, (4, 5, 6))
     mb4 = _class_times("mobilenetv2", (3, 224, 224), 1000, (4, 5, 6, 7))
     assert mb4["memory"] > mb3["memory"]
-    # the convolutions still gain from the fourth core, though less than 4/3: four threads fill
-    # sd865's big domain, whose background work then pauses them (socsim.hw.forkjoin, fitted on
-    # the development set)
-    assert mb4["conv"] < 0.98 * mb3["conv"]
+    # the convolutions still gain from the fourth core, though far less than 4/3: four threads
+    # fill sd865's big domain, whose background work then pauses them (socsim.hw.forkjoin, fitted
+    # on the development set), and the weight gradients' dY packing runs on one thread and their
+    # 12-row dW tiles are dealt round-robin (socsim/hw/cpu.py, from MNN's CPUMatMul)
+    assert mb4["conv"] < mb3["conv"]
     rn4 = _class_times("resnet34", (3, 32, 32), 10, (4, 5, 6, 7))
     share_mb = mb4["memory"] / sum(mb4.values())
     share_rn = rn4["memory"] / sum(rn4.values())
