@@ -48,6 +48,20 @@ def _count_dram(kinds, n, totals):
             totals[1] += 1
 
 
+@nb.njit(cache=True, inline="always")
+def _merge_chunk(priv_l, priv_k, t, pr, plen, merged_l, merged_k, nm, chunk):
+    """Thread ``t``'s next chunk of private misses joins the merge (hierarchy.interleave): copies
+    them after ``nm`` merged accesses, advances ``pr[t]``; returns the new count and the chunk's
+    end."""
+    e = min(plen[t], pr[t] + chunk)
+    for i in range(pr[t], e):
+        merged_l[nm] = priv_l[t, i]
+        merged_k[nm] = priv_k[t, i]
+        nm += 1
+    pr[t] = e
+    return nm, e
+
+
 @nb.njit(cache=True)
 def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
               p_sets, p_assoc, p_shift, p_policy, p_wb, p_tags, p_meta, p_dirty, p_width, p_clock, p_rng, p_cnt,
@@ -141,12 +155,7 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
                                                 p_wb[t], p_tags[t], p_meta[t], p_dirty[t], p_width, p_clock[t],
                                                 p_rng[t], p_cnt[t], True, priv_l[t, q:], priv_k[t, q:])
                 # its next chunk of misses joins the merge (hierarchy.interleave)
-                e = min(plen[t], pr[t] + chunk)
-                for i in range(pr[t], e):
-                    merged_l[nm] = priv_l[t, i]
-                    merged_k[nm] = priv_k[t, i]
-                    nm += 1
-                pr[t] = e
+                nm, e = _merge_chunk(priv_l, priv_k, t, pr, plen, merged_l, merged_k, nm, chunk)
                 if plen[t] > e or nxt[t] < end[t]:
                     more = True
             if n_shared == 0:

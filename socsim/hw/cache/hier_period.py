@@ -35,7 +35,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from socsim.hw.cache.hier_numba import _count_dram, _masks
+from socsim.hw.cache.hier_numba import _count_dram, _masks, _merge_chunk
 from socsim.hw.cache.sim_lru_wb import _run_lru_wb
 
 
@@ -229,12 +229,7 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
                         plen[t] = q + _run_lru_wb(lines[a0:b], kinds[a0:b], p_sets[t], p_assoc[t], p_shift[t],
                                                   p_mask[t], p_tags[t], p_meta[t], p_dirty[t], p_width,
                                                   p_clock[t], p_cnt[t], True, priv_l[t, q:], priv_k[t, q:])
-                e = min(plen[t], pr[t] + chunk)
-                for i in range(pr[t], e):
-                    merged_l[nm] = priv_l[t, i]
-                    merged_k[nm] = priv_k[t, i]
-                    nm += 1
-                pr[t] = e
+                nm, e = _merge_chunk(priv_l, priv_k, t, pr, plen, merged_l, merged_k, nm, chunk)
                 if plen[t] > e or nxt[t] < end[t]:
                     more = True
             if n_shared == 0:
