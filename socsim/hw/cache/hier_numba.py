@@ -62,6 +62,23 @@ def _merge_chunk(priv_l, priv_k, t, pr, plen, merged_l, merged_k, nm, chunk):
     return nm, e
 
 
+@nb.njit(cache=True, inline="always")
+def _snapshot(s, n_rows, n_priv, threads, p_cnt, s_cnt, totals, snap_cnt, snap_dram):
+    """Step ``s``'s snapshot: each level's counters (private levels summed over the threads) and
+    the cumulative DRAM fills and writebacks."""
+    for lev in range(n_rows):
+        for c in range(6):
+            v = 0
+            if lev < n_priv:
+                for t in range(threads):
+                    v += p_cnt[t, lev * 6 + c]
+            else:
+                v = s_cnt[(lev - n_priv) * 6 + c]
+            snap_cnt[s, lev, c] = v
+    snap_dram[s, 0] = totals[0]
+    snap_dram[s, 1] = totals[1]
+
+
 @nb.njit(cache=True)
 def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
               p_sets, p_assoc, p_shift, p_policy, p_wb, p_tags, p_meta, p_dirty, p_width, p_clock, p_rng, p_cnt,
@@ -168,14 +185,4 @@ def run_steps(lines, kinds, off, threads, steps, scr_lo, scr_hi,
                 no = _run_flat(merged_l[:nm], merged_k[:nm], s_sets, s_assoc, s_shift, s_policy, s_wb, s_tags,
                                s_meta, s_dirty, s_width, s_clock, s_rng, s_cnt, True, out_l, out_k)
                 _count_dram(out_k, no, totals)
-        for lev in range(n_rows):
-            for c in range(6):
-                v = 0
-                if lev < n_priv:
-                    for t in range(threads):
-                        v += p_cnt[t, lev * 6 + c]
-                else:
-                    v = s_cnt[(lev - n_priv) * 6 + c]
-                snap_cnt[s, lev, c] = v
-        snap_dram[s, 0] = totals[0]
-        snap_dram[s, 1] = totals[1]
+        _snapshot(s, n_rows, n_priv, threads, p_cnt, s_cnt, totals, snap_cnt, snap_dram)

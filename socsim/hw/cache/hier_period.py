@@ -35,7 +35,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from socsim.hw.cache.hier_numba import _count_dram, _masks, _merge_chunk
+from socsim.hw.cache.hier_numba import _count_dram, _masks, _merge_chunk, _snapshot
 from socsim.hw.cache.sim_lru_wb import _run_lru_wb
 
 
@@ -356,17 +356,7 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
                 for i in range(plen[t] - pr[t]):
                     a_pl[t, i] = priv_l[t, pr[t] + i]
                     a_pk[t, i] = priv_k[t, pr[t] + i]
-        for lev in range(n_rows):
-            for c in range(6):
-                v = 0
-                if lev < n_priv:
-                    for t in range(threads):
-                        v += p_cnt[t, lev * 6 + c]
-                else:
-                    v = s_cnt[(lev - n_priv) * 6 + c]
-                snap_cnt[s, lev, c] = v
-        snap_dram[s, 0] = totals[0]
-        snap_dram[s, 1] = totals[1]
+        _snapshot(s, n_rows, n_priv, threads, p_cnt, s_cnt, totals, snap_cnt, snap_dram)
     return skipped
 
 
