@@ -9,11 +9,21 @@ cache model's periodic driver (hier_period).  A marker file in socsim's cache
 directory (:func:`marker`) says the step was done for this code, this numba and this numba cache
 location, so the CLI can say "compiling kernels once" while it is not (:func:`compiled`).  The
 marker is advice for a message only: a kernel numba has not cached is compiled either way.
+
+:func:`prefetch` shortens a cold first run where a second core is free: a child process compiles
+the cache model's driver (``hier_numba.run_steps`` and the write-back LRU loop it calls, about
+half of the quick-start's compile) into numba's on-disk cache while this process builds the
+graph and compiles the stream generator; :func:`await_prefetch`, called before the driver's
+first call, waits for the child, and the driver is then loaded from the cache.  The machine code
+is the same either way (numba compiles the same signature; outputs are byte-identical); a child
+that fails or is not started only means this process compiles the driver itself.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -77,3 +87,122 @@ def mark_compiled() -> None:
             m.write_text("socsim's numba kernels are compiled in numba's cache for this code\n")
     except OSError:
         pass
+
+
+#: the child process compiling the cache model's driver (:func:`prefetch`), until it is awaited
+_child: subprocess.Popen | None = None
+_prefetched = False   # one child per process at most
+
+#: how long a run waits for the child before compiling the driver itself (the child then is
+#: killed; numba writes each cache file whole, under a temporary name, so nothing half-written
+#: is read).  Far above the ~6 CPU s it takes (docs/performance.md, First run).
+PREFETCH_TIMEOUT_S = 300.0
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _driver_cached() -> bool:
+    """Whether numba's on-disk cache already holds a compiled cache-model driver for this code
+    (its index, read as numba reads it: a stale source stamp reads as empty); the marker
+    (:func:`compiled`) where numba's cache cannot be read so."""
+    try:
+        from socsim.hw.cache import hier_numba
+        return bool(hier_numba.run_steps._cache._cache_file._load_index())
+    except Exception:   # numba's cache internals moved: fall back to the marker
+        return compiled()
+
+
+def prefetch() -> bool:
+    """Start compiling the cache model's driver in a child process when this run would compile
+    it (numba's cache lacks it) and a second CPU is there to do it alongside; once per process,
+    only in a main process (a sweep's or fleet's workers compile as before).
+    ``SOCSIM_PREFETCH=off`` turns it off.  Returns whether a child was started."""
+    global _child, _prefetched
+    if _prefetched:
+        return False
+    _prefetched = True
+    import multiprocessing
+
+    if (os.environ.get("SOCSIM_PREFETCH", "").lower() in ("off", "0", "no", "false")
+            or multiprocessing.parent_process() is not None or _cpus() < 2 or _driver_cached()):
+        return False
+    root = str(_PKG.parent)
+    code = f"import sys; sys.path.insert(0, {root!r}); from socsim.kernels import compile_driver; compile_driver()"
+    try:
+        _child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+    except OSError:
+        return False
+    atexit.register(_stop_child)
+    return True
+
+
+def await_prefetch() -> int | None:
+    """Wait for the child of :func:`prefetch`, if one runs (called before the cache model's
+    driver is first called, so numba finds it in its on-disk cache instead of compiling it);
+    returns its exit status (None: no child was waited for)."""
+    global _child
+    child, _child = _child, None
+    if child is None:
+        return None
+    if child.poll() is None:
+        try:   # this process would only wait: compile the engine's kernels meanwhile
+            compile_engine_kernels()
+        except Exception:   # noqa: BLE001 -- the run compiles them itself on their first call
+            pass
+    try:
+        return child.wait(timeout=PREFETCH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        return child.wait()
+
+
+def _stop_child() -> None:
+    """At exit (a run that ended before it needed the driver, an input error): stop the child."""
+    global _child
+    child, _child = _child, None
+    if child is not None and child.poll() is None:
+        child.kill()
+        child.wait()
+
+
+def compile_driver() -> None:
+    """The child's work (:func:`prefetch`): one step of two threads' streams through a small
+    two-private-level, one-shared-level write-back LRU hierarchy, which compiles
+    ``hier_numba.run_steps`` for the argument types every simulation passes it (the CPU's, the
+    DSP's) and caches it on disk."""
+    import numpy as np
+
+    from socsim.hw.cache.geometry import CacheGeom
+    from socsim.hw.cache.hierarchy import Hierarchy
+
+    priv = (CacheGeom("L1D", 4096, 4, 64), CacheGeom("L2", 16384, 4, 64))
+    hier = Hierarchy(private=priv, shared=(CacheGeom("L3", 65536, 8, 64),), threads=2,
+                     stream_line_bytes=64, per_thread_private=(priv, priv))
+    hier.run_steps(np.arange(8, dtype=np.int64), np.zeros(8, dtype=np.uint8),
+                   np.array([0, 4, 8], dtype=np.int64), 1)
+
+
+def compile_engine_kernels() -> None:
+    """Compile the engine's small kernels a run calls after the op costing (the power sampling's
+    pieces, the thermal network's modal scan, the battery's profile terms), each for the
+    argument types the engine passes (readonly where the engine's are), on tiny inputs; called
+    by :func:`await_prefetch` while the child still compiles the cache model's driver."""
+    import numpy as np
+
+    from socsim.engine.pieces_kernel import pieces, sample_offsets
+    from socsim.hw.battery_kernel import profile_terms
+    from socsim.hw.thermal_scan import modal_scan
+
+    _, offs = sample_offsets(0.0, 0.5, 1.0, 1, 1.0)
+    edges = np.array([0.0, 1.0])
+    cum_dyn = np.zeros((2, 1))
+    edges.flags.writeable = cum_dyn.flags.writeable = False   # the engine's templates are readonly
+    pieces(offs, 0.0, edges, cum_dyn, 1.0, np.zeros(1), np.zeros(1))
+    modal_scan(np.zeros(1), np.ones((1, 1)), np.zeros((1, 1)))
+    profile_terms(3.8, 0.1, np.ones(1), 0.0, 1.0)

@@ -21,6 +21,7 @@ import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
+from socsim import kernels
 from socsim.hw import profile_store
 from socsim.hw.memprofile import MemProfile
 from socsim.hw.cache import streams as st
@@ -105,6 +106,7 @@ def same_streams(a: st.StreamPlan, sa: tuple, b: st.StreamPlan, sb: tuple) -> bo
 
 
 def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool, period=None):
+    kernels.await_prefetch()   # a cold run's child compiling the driver (socsim.kernels.prefetch)
     snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done, period)
     cnt = snap_cnt[-1].astype(np.float64)
     fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
