@@ -14,9 +14,11 @@ marker is advice for a message only: a kernel numba has not cached is compiled e
 the cache model's driver (``hier_numba.run_steps`` and the write-back LRU loop it calls, about
 half of the quick-start's compile) into numba's on-disk cache while this process builds the
 graph and compiles the stream generator; :func:`await_prefetch`, called before the driver's
-first call, waits for the child, and the driver is then loaded from the cache.  The machine code
-is the same either way (numba compiles the same signature; outputs are byte-identical); a child
-that fails or is not started only means this process compiles the driver itself.
+first call, waits for the child, and the driver is then loaded from the cache; meanwhile this
+process compiles the engine's small kernels, or, with a third CPU, a second child has.  The
+machine code is the same either way (numba compiles the same signatures; outputs are
+byte-identical); a child that fails or is not started only means this process compiles those
+kernels itself.
 """
 from __future__ import annotations
 
@@ -89,13 +91,13 @@ def mark_compiled() -> None:
         pass
 
 
-#: the child process compiling the cache model's driver (:func:`prefetch`), until it is awaited
-_child: subprocess.Popen | None = None
-_prefetched = False   # one child per process at most
+#: the child processes compiling kernels (:func:`prefetch`), until they are awaited
+_children: list[subprocess.Popen] = []
+_prefetched = False   # one set of children per process at most
 
-#: how long a run waits for the child before compiling the driver itself (the child then is
-#: killed; numba writes each cache file whole, under a temporary name, so nothing half-written
-#: is read).  Far above the ~6 CPU s it takes (docs/performance.md, First run).
+#: how long a run waits for a child before compiling the kernels itself (the child then is
+#: killed; numba writes each cache file whole, under a temporary name, then renames it, so
+#: nothing half-written is read).  Far above the ~5 CPU s it takes (docs/performance.md, First run).
 PREFETCH_TIMEOUT_S = 300.0
 
 
@@ -113,62 +115,70 @@ def _driver_cached() -> bool:
     try:
         from socsim.hw.cache import hier_numba
         return bool(hier_numba.run_steps._cache._cache_file._load_index())
-    except Exception:   # numba's cache internals moved: fall back to the marker
+    except Exception:   # noqa: BLE001 -- numba's cache internals moved: fall back to the marker
         return compiled()
 
 
 def prefetch() -> bool:
-    """Start compiling the cache model's driver in a child process when this run would compile
-    it (numba's cache lacks it) and a second CPU is there to do it alongside; once per process,
-    only in a main process (a sweep's or fleet's workers compile as before).
-    ``SOCSIM_PREFETCH=off`` turns it off.  Returns whether a child was started."""
-    global _child, _prefetched
+    """Start compiling kernels in child processes when this run would compile them (numba's
+    cache lacks the cache model's driver) and a second CPU is there to do it alongside: one
+    child compiles the driver (:func:`compile_driver`); with a third CPU a second one compiles
+    the engine's kernels (:func:`compile_engine_kernels`; else this process does while it waits
+    for the first).  Once per process, only in a main process (a sweep's or fleet's workers
+    compile as before); ``SOCSIM_PREFETCH=off`` turns it off.  Returns whether a child started."""
+    global _prefetched
     if _prefetched:
         return False
     _prefetched = True
     import multiprocessing
 
+    cpus = _cpus()
     if (os.environ.get("SOCSIM_PREFETCH", "").lower() in ("off", "0", "no", "false")
-            or multiprocessing.parent_process() is not None or _cpus() < 2 or _driver_cached()):
+            or multiprocessing.parent_process() is not None or cpus < 2 or _driver_cached()):
         return False
-    root = str(_PKG.parent)
-    code = f"import sys; sys.path.insert(0, {root!r}); from socsim.kernels import compile_driver; compile_driver()"
-    try:
-        _child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
-    except OSError:
-        return False
-    atexit.register(_stop_child)
-    return True
+    for group in ("compile_driver", "compile_engine_kernels")[:cpus - 1]:
+        code = f"import sys; sys.path.insert(0, {str(_PKG.parent)!r}); from socsim import kernels; kernels.{group}()"
+        try:
+            _children.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True))
+        except OSError:
+            break
+    if _children:
+        atexit.register(_stop_children)
+    return bool(_children)
 
 
 def await_prefetch() -> int | None:
-    """Wait for the child of :func:`prefetch`, if one runs (called before the cache model's
-    driver is first called, so numba finds it in its on-disk cache instead of compiling it);
-    returns its exit status (None: no child was waited for)."""
-    global _child
-    child, _child = _child, None
-    if child is None:
+    """Wait for the children of :func:`prefetch`, if any run (called before the cache model's
+    driver is first called, so numba finds the kernels in its on-disk cache instead of
+    compiling them); returns the worst exit status (None: no child was waited for)."""
+    children = _children[:]
+    del _children[:]
+    if not children:
         return None
-    if child.poll() is None:
+    if len(children) == 1 and children[0].poll() is None:
         try:   # this process would only wait: compile the engine's kernels meanwhile
             compile_engine_kernels()
         except Exception:   # noqa: BLE001 -- the run compiles them itself on their first call
             pass
-    try:
-        return child.wait(timeout=PREFETCH_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        return child.wait()
+    codes = []
+    for child in children:
+        try:
+            codes.append(child.wait(timeout=PREFETCH_TIMEOUT_S))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            codes.append(child.wait())
+    return max(codes, key=abs)
 
 
-def _stop_child() -> None:
-    """At exit (a run that ended before it needed the driver, an input error): stop the child."""
-    global _child
-    child, _child = _child, None
-    if child is not None and child.poll() is None:
-        child.kill()
-        child.wait()
+def _stop_children() -> None:
+    """At exit (a run that ended before it needed the driver, an input error): stop the children."""
+    children = _children[:]
+    del _children[:]
+    for child in children:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
 
 
 def compile_driver() -> None:
@@ -192,7 +202,8 @@ def compile_engine_kernels() -> None:
     """Compile the engine's small kernels a run calls after the op costing (the power sampling's
     pieces, the thermal network's modal scan, the battery's profile terms), each for the
     argument types the engine passes (readonly where the engine's are), on tiny inputs; called
-    by :func:`await_prefetch` while the child still compiles the cache model's driver."""
+    by :func:`await_prefetch` while the child still compiles the cache model's driver, or by a
+    child of its own (:func:`prefetch`)."""
     import numpy as np
 
     from socsim.engine.pieces_kernel import pieces, sample_offsets

@@ -69,16 +69,19 @@ def test_the_engine_kernels_warmed_meanwhile_are_the_ones_a_run_calls(tmp_path, 
     assert [set(d.signatures) for d in disps] == warmed
 
 
-def test_a_child_compiles_and_exits_cleanly(monkeypatch):
+@pytest.mark.parametrize("cpus", [2, 3])
+def test_the_children_compile_and_exit_cleanly(monkeypatch, cpus):
+    """Two CPUs: one child (the driver); three: a second one for the engine's kernels."""
     monkeypatch.delenv("SOCSIM_PREFETCH", raising=False)
     monkeypatch.setattr(kernels, "_prefetched", False)
     monkeypatch.setattr(kernels, "_driver_cached", lambda: False)
-    monkeypatch.setattr(kernels, "_cpus", lambda: 2)
+    monkeypatch.setattr(kernels, "_cpus", lambda: cpus)
     monkeypatch.setattr(kernels, "compile_engine_kernels", lambda: None)
     assert kernels.prefetch()
+    assert len(kernels._children) == cpus - 1
     assert not kernels.prefetch()          # once per process
-    assert kernels.await_prefetch() == 0   # the child imported socsim and compiled without error
-    assert kernels.await_prefetch() is None
+    assert kernels.await_prefetch() == 0   # each child imported socsim and compiled without error
+    assert kernels.await_prefetch() is None and not kernels._children
 
 
 @pytest.mark.parametrize("why", ["off", "cached", "one-cpu"])
