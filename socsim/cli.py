@@ -355,7 +355,7 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
 def warmup():
     """Compile socsim's kernels once (numba's on-disk cache), so the first run is fast.
 
-    Optional: without it the first run compiles them (up to a minute) and says so."""
+    Optional: without it the first run compiles them (some seconds, in parallel where a CPU is free) and says so."""
 
     err_console.print("compiling kernels once (a two-batch quick-start run and one long FC step) ...", soft_wrap=True)
     from socsim.api import warmup as _warmup

@@ -46,7 +46,7 @@ WARMUP_WORKLOAD = dict(name="warmup", model="lenet", input=[1, 28, 28], num_clas
 
 
 #: what a run says before its kernels compile (socsim.api.run's notify, the CLI's stderr)
-COMPILE_NOTE = ("compiling kernels once (the first run on this machine, up to a minute; "
+COMPILE_NOTE = ("compiling kernels once (the first run on this machine, some seconds; "
                 "`socsim warmup` does it ahead) ...")
 
 
@@ -108,6 +108,17 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _free_cpus() -> int:
+    """The CPUs beside this process's own that other work leaves free: the CPUs less one, less
+    the whole part of the 1-minute load average; on a busy machine a child would only take
+    turns with this process and add its start-up to the run (docs/performance.md, First run)."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return max(0, _cpus() - 1 - int(load))
+
+
 def _driver_cached() -> bool:
     """Whether numba's on-disk cache already holds a compiled cache-model driver for this code
     (its index, read as numba reads it: a stale source stamp reads as empty); the marker
@@ -121,22 +132,24 @@ def _driver_cached() -> bool:
 
 def prefetch() -> bool:
     """Start compiling kernels in child processes when this run would compile them (numba's
-    cache lacks the cache model's driver) and a second CPU is there to do it alongside: one
-    child compiles the driver (:func:`compile_driver`); with a third CPU a second one compiles
-    the engine's kernels (:func:`compile_engine_kernels`; else this process does while it waits
-    for the first).  Once per process, only in a main process (a sweep's or fleet's workers
-    compile as before); ``SOCSIM_PREFETCH=off`` turns it off.  Returns whether a child started."""
+    cache lacks the cache model's driver) and a CPU is free to do it alongside
+    (:func:`_free_cpus`): one child compiles the driver (:func:`compile_driver`); with a second
+    free CPU another compiles the engine's kernels (:func:`compile_engine_kernels`; else this
+    process does while it waits for the first).  Once per process, only in a main process (a
+    sweep's or fleet's workers compile as before).  ``SOCSIM_PREFETCH``: ``auto`` (the default),
+    ``off``, or ``on`` (as if every CPU were free).  Returns whether a child started."""
     global _prefetched
     if _prefetched:
         return False
     _prefetched = True
     import multiprocessing
 
-    cpus = _cpus()
-    if (os.environ.get("SOCSIM_PREFETCH", "").lower() in ("off", "0", "no", "false")
-            or multiprocessing.parent_process() is not None or cpus < 2 or _driver_cached()):
+    mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
+    free = _free_cpus() if mode != "on" else _cpus() - 1
+    if (mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or free < 1
+            or _driver_cached()):
         return False
-    for group in ("compile_driver", "compile_engine_kernels")[:cpus - 1]:
+    for group in ("compile_driver", "compile_engine_kernels")[:free]:
         code = f"import sys; sys.path.insert(0, {str(_PKG.parent)!r}); from socsim import kernels; kernels.{group}()"
         try:
             _children.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
