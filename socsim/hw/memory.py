@@ -74,7 +74,11 @@ def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET,
 def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
     """The steps the sampler simulates: (lines, kinds, offsets, steps) (StreamPlan.generate)."""
     n = plan.n_segments
-    return plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    streams = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    # the cache model's driver runs them next: a cold run waits here for the child compiling it
+    # (socsim.kernels.prefetch; every simulation's streams come from here)
+    kernels.await_prefetch()
+    return streams
 
 
 def busy_threads(plan: st.StreamPlan, streams: tuple) -> int:
@@ -106,7 +110,6 @@ def same_streams(a: st.StreamPlan, sa: tuple, b: st.StreamPlan, sb: tuple) -> bo
 
 
 def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool, period=None):
-    kernels.await_prefetch()   # a cold run's child compiling the driver (socsim.kernels.prefetch)
     snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done, period)
     cnt = snap_cnt[-1].astype(np.float64)
     fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
