@@ -50,11 +50,19 @@ COMPILE_NOTE = ("compiling kernels once (the first run on this machine, some sec
                 "`socsim warmup` does it ahead) ...")
 
 
-def _digest() -> str:
-    import numba
+def _numba_version() -> str:
+    """numba's version, read without importing numba (a cold run checks the marker first)."""
+    try:
+        from importlib.metadata import version
+        return version("numba")
+    except Exception:   # noqa: BLE001 -- no installed metadata: ask numba itself
+        import numba
+        return numba.__version__
 
+
+def _digest() -> str:
     h = hashlib.sha256()
-    for part in (numba.__version__, sys.version, str(_PKG), os.environ.get("NUMBA_CACHE_DIR", "")):
+    for part in (_numba_version(), sys.version, str(_PKG), os.environ.get("NUMBA_CACHE_DIR", "")):
         h.update(part.encode() + b"\0")
     for rel in KERNEL_MODULES:
         try:
@@ -66,7 +74,7 @@ def _digest() -> str:
 
 def marker() -> Path:
     """The file that says this code's kernels are compiled in numba's cache."""
-    from socsim.hw.profile_store import cache_dir
+    from socsim.paths import cache_dir
 
     return cache_dir() / f"kernels-{_digest()}.ok"
 
@@ -147,10 +155,11 @@ def prefetch() -> bool:
     mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
     free = _free_cpus() if mode != "on" else _cpus() - 1
     if (mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or free < 1
-            or _driver_cached()):
+            or ("numba" in sys.modules and _driver_cached())):   # (else the child looks: numba is slow to import)
         return False
     for group in ("compile_driver", "compile_engine_kernels")[:free]:
-        code = f"import sys; sys.path.insert(0, {str(_PKG.parent)!r}); from socsim import kernels; kernels.{group}()"
+        code = (f"import sys; sys.path.insert(0, {str(_PKG.parent)!r}); from socsim import kernels; "
+                f"kernels._child_main({group!r})")
         try:
             _children.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True))
@@ -159,6 +168,13 @@ def prefetch() -> bool:
     if _children:
         atexit.register(_stop_children)
     return bool(_children)
+
+
+def _child_main(group: str) -> None:
+    """A child's work: nothing where numba's cache already holds the driver (the run loads
+    everything), else ``group`` (:func:`compile_driver` or :func:`compile_engine_kernels`)."""
+    if not _driver_cached():
+        globals()[group]()
 
 
 def await_prefetch() -> int | None:

@@ -135,3 +135,27 @@ def test_a_cold_run_with_its_child_gives_the_warm_runs_summary(tmp_path):
     assert list((tmp_path / "numba").rglob("hier_numba.run_steps-*.nbi"))
     warm = dump_json(run("sd865", dict(kernels.WARMUP_WORKLOAD), deterministic=True).summary)
     assert out.read_text() == warm
+
+
+def test_a_child_does_nothing_where_numba_already_has_the_driver(monkeypatch):
+    """The run may start its children before it imports numba; each child looks at numba's
+    cache first."""
+    def boom():
+        raise AssertionError("compiled although cached")
+
+    monkeypatch.setattr(kernels, "compile_driver", boom)
+    monkeypatch.setattr(kernels, "_driver_cached", lambda: True)
+    kernels._child_main("compile_driver")
+    monkeypatch.setattr(kernels, "_driver_cached", lambda: False)
+    with pytest.raises(AssertionError):
+        kernels._child_main("compile_driver")
+
+
+def test_the_marker_check_imports_no_numba():
+    """A cold run checks the marker and starts its children before importing numba (~1 s)."""
+    code = ("import sys; from socsim import kernels; kernels.compiled(); kernels._free_cpus(); "
+            "print('numba' in sys.modules, 'socsim.hw.profile_store' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(REPO)),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "False"]
