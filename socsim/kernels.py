@@ -10,15 +10,15 @@ directory (:func:`marker`) says the step was done for this code, this numba and 
 location, so the CLI can say "compiling kernels once" while it is not (:func:`compiled`).  The
 marker is advice for a message only: a kernel numba has not cached is compiled either way.
 
-:func:`prefetch` shortens a cold first run where a second core is free: a child process compiles
-the cache model's driver (``hier_numba.run_steps`` and the write-back LRU loop it calls, about
-half of the quick-start's compile) into numba's on-disk cache while this process builds the
-graph and compiles the stream generator; :func:`await_prefetch`, called before the driver's
-first call, waits for the child, and the driver is then loaded from the cache; meanwhile this
-process compiles the engine's small kernels, or, with a third CPU, a second child has.  The
-machine code is the same either way (numba compiles the same signatures; outputs are
-byte-identical); a child that fails or is not started only means this process compiles those
-kernels itself.
+:func:`prefetch` shortens a cold first run where a CPU is free: a child process compiles the
+cache model's driver (``hier_numba.run_steps`` and the write-back LRU loop it calls, about half
+of the quick-start's compile) into numba's on-disk cache while this process builds the graph and
+compiles the stream generator; :func:`await_prefetch`, called before the driver's first call
+(through socsim.hw.kernel_wait), waits for the child, and the driver is then loaded from the
+cache; meanwhile this process compiles the engine's small kernels, or, with a second free CPU,
+a second child has.  The machine code is the same either way (numba compiles the same
+signatures; outputs are byte-identical); a child that fails or is not started only means this
+process compiles those kernels itself.
 """
 from __future__ import annotations
 
@@ -167,6 +167,8 @@ def prefetch() -> bool:
             break
     if _children:
         atexit.register(_stop_children)
+        from socsim.hw import kernel_wait
+        kernel_wait.add(await_prefetch)   # the cache model waits there before its driver's first call
     return bool(_children)
 
 

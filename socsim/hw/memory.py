@@ -21,8 +21,7 @@ import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
-from socsim import kernels
-from socsim.hw import profile_store
+from socsim.hw import kernel_wait, profile_store
 from socsim.hw.memprofile import MemProfile
 from socsim.hw.cache import streams as st
 from socsim.spec.soc import SocSpec
@@ -77,7 +76,7 @@ def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
     streams = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
     # the cache model's driver runs them next: a cold run waits here for the child compiling it
     # (socsim.kernels.prefetch; every simulation's streams come from here)
-    kernels.await_prefetch()
+    kernel_wait.wait()
     return streams
 
 
