@@ -345,8 +345,8 @@ def test_pytorch_grouped_weight_gradient_on_one_thread_and_batch_split():
     """slow_conv2d's weight gradient loops over the batch on one thread: a grouped layer's weight
     gradient keeps one thread's work however many cores the set has (the CPU model splits an
     op evenly, so its work is n times); below NNPACK's batch of 16, its forward and input
-    gradient split the batch in ceil(B/n) chunks (12 images on 4 threads even, on 2 and 3
-    threads too; 16 on 3 threads: 1.125x).  At a batch of 16 1.8 runs the group's convolution
+    gradient split the batch in ceil(B/n) chunks (10 images on 4 threads: 3+3+3+1, 1.2x; 16 on
+    3 threads: 1.125x).  At a batch of 16 1.8 runs the group's convolution
     through NNPACK: its forward splits evenly (NNPACK's pool) and its input gradient is
     slow_conv_dilated2d's serial loop, one thread.  Ungrouped layers are untouched."""
     from socsim.engine.context import build_graph
