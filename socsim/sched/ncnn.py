@@ -16,6 +16,8 @@ ncnn-int8    an INT8 model (``_int8``, ncnn2int8) on the CPU: every convolution 
              ncnn turns Winograd off for int8 (create_pipeline_int8_arm: ``if
              cpu_support_arm_asimddp() prefer_winograd = false``): 3x3 convolutions are im2col +
              SDOT GEMM, 9 MACs per output and input channel, where the FP16 path does 64/36.
+             The GEMM runs at the core's FP kernel efficiency times its int8 path's factor
+             (ncnn's run-time choice of SMMLA, SDOT or SMLAL tiles: :data:`NCNN_INT8_PATH_RELATIVE`).
              Other layers run in FP16 as in ncnn-fp32, depthwise convolutions included,
              which ncnn runs in int8 too (ConvolutionDepthWise_arm::forward_int8_arm: quantize,
              int8 kernel, dequantize to FP32): not modelled, no INT8 row of the development list
@@ -47,7 +49,7 @@ from pydantic import Field
 from socsim.contract import BaseScheduler, Plan, single_unit_plan
 from socsim.errors import ScheduleError
 from socsim.sched.baselines import CpuOptions, GpuOptions, KernelGraph, scale_work
-from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic
+from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic, has_i8mm
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
@@ -294,14 +296,47 @@ def ncnn_vulkan_ops(graph, fp16: bool) -> KernelGraph:
     return _lower(graph, each)
 
 
+# ncnn's int8 GEMM against its FP16/FP32 one, per int8 kernel path.  ncnn builds its int8
+# im2col GEMM (src/layer/arm/convolution_im2col_gemm_int8.h) in three variants and picks one at
+# run time by the core's features (NCNN_RUNTIME_CPU: cpu_support_arm_i8mm(), then
+# cpu_support_arm_asimddp()): SMMLA tiles ("i8mm"), SDOT tiles ("asimddp"), and SMLAL int16
+# widening without either; the FP kernel efficiency (socsim.spec.coretypes.FP32_EFFICIENCY) was
+# fitted on MNN's FP32 training kernels, a compiled C/intrinsics stream with packing and edge
+# tiles, where ncnn's int8 tiles are hand-scheduled inline assembly over panels packed once per
+# L2 tile.  One factor per path, multiplying the core's fp32_efficiency (int8_gemm_relative):
+# * "asimddp": FITTED on the 10 INT8/FP32 ratios of the dot-product cores in
+#   calibration/dev/ncnn_phones.yaml (Snapdragon 855+: four A76; Snapdragon 888: X1 + three A78;
+#   1, 4 and 8 threads), jointly scored with the 1->4 thread ratios (docs/modeling.md, Fitted
+#   constants): factor 1.0 / 1.1 / 1.2 / 1.3 gives INT8/FP32 MAPE 17.5 / 15.4 / 14.6 / 14.5%
+#   over the whole table (threads 1->4 11.8 / 12.1 / 12.4 / 12.6%).  1.2 puts the A76's int8 GEMM
+#   at 0.98 of its SDOT stream's llvm-mca cycles (0.82 x 1.2), the top of what a hand-scheduled
+#   tile with its operands in L1 can reach (plausible 0.85-1.0 of the stream); 1.3 would pass it.
+# * "i8mm": 1.0, ASSUMPTION (not fitted): the only phone of the development set whose cores have
+#   FEAT_I8MM is the Snapdragon 8 Gen 2 (X3, A715/A710, A510), so a factor fitted on its rows
+#   would be a per-phone correction.  Its GEMM is costed on the SDOT stream's cycles: llvm-mca
+#   (LLVM 19) gives SMMLA the SDOT's throughput on Neoverse N2/V2 and Cortex-A510, with twice
+#   its MACs, so the instruction stream alone would make this path 2x faster; the phone shows
+#   the opposite (its INT8 VGG-16 on one thread takes 2.7x its FP32 time, the 855+'s 1.6x).
+#   Scanned, not kept: 0.8 (with "asimddp" 1.2) gives INT8/FP32 10.7% (docs/modeling.md).
+# * cores with neither: 1.0 (their SMLAL path; no development row runs one).
+NCNN_INT8_PATH_RELATIVE: dict[str, float] = {"asimddp": 1.2, "i8mm": 1.0, "neon": 1.0}
+
+
+def int8_kernel_path(core_type: str) -> str:
+    """The int8 GEMM variant ncnn runs on a ``core_type`` core: "i8mm", "asimddp" or "neon"."""
+    if has_i8mm(core_type):
+        return "i8mm"
+    return "asimddp" if has_dotprod(core_type) else "neon"
+
+
 def int8_gemm_relative(clusters) -> float:
     """ncnn's int8 GEMM efficiency relative to the spec's ``int8_efficiency`` (MNN's int8
-    training kernels), averaged over the cores' clusters.  Assumption: ncnn's int8 im2col GEMM
-    (src/layer/arm/convolution_im2col_gemm_int8.h) is built like its FP16/FP32 one
-    (convolution_im2col_gemm.h: the same packing of A and B into panels, the same tiling by L2
-    size, an 8x12-style register block), so it reaches the same fraction of its SDOT peak as the
-    FP kernel does of its FMLA peak: the core's fp32_efficiency."""
-    return sum(c.fp32_efficiency / c.int8_efficiency for c in clusters) / len(clusters)
+    training kernels), averaged over the cores' clusters: the core's fp32_efficiency (ncnn's int8
+    im2col GEMM, src/layer/arm/convolution_im2col_gemm_int8.h, is built like its FP16/FP32 one,
+    convolution_im2col_gemm.h: the same packing of A and B into panels, the same tiling by L2
+    size) times its int8 path's factor (:data:`NCNN_INT8_PATH_RELATIVE`)."""
+    return sum(c.fp32_efficiency * NCNN_INT8_PATH_RELATIVE[int8_kernel_path(c.core_type)] / c.int8_efficiency
+               for c in clusters) / len(clusters)
 
 
 def oversubscription(threads: int | None, cores: int) -> tuple[int, float]:

@@ -169,3 +169,39 @@ def test_a_bad_thread_count_is_an_input_error():
     with pytest.raises(InputError) as e:
         _ncnn_run(0)
     assert "threads" in e.value.render()
+
+
+def test_int8_kernel_path_follows_ncnns_run_time_dispatch():
+    """i8mm before dot product before plain NEON (convolution_im2col_gemm_int8.h, NCNN_RUNTIME_CPU)."""
+    from socsim.spec.coretypes import has_i8mm
+
+    assert [N.int8_kernel_path(t) for t in ("cortex-x3", "cortex-a715", "cortex-a510")] == ["i8mm"] * 3
+    assert [N.int8_kernel_path(t) for t in ("cortex-a76", "cortex-a78", "cortex-x1", "cortex-a55")] == ["asimddp"] * 4
+    assert N.int8_kernel_path("cortex-a73") == "neon"
+    # every i8mm core has the dot product too (Armv8.6-A / Armv9-A)
+    assert all(has_dotprod(t) for t in ("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3"))
+    assert not has_i8mm("cortex-x1") and not has_i8mm("Cortex-A78") and has_i8mm("Cortex-X3")
+    assert set(N.NCNN_INT8_PATH_RELATIVE) == {"i8mm", "asimddp", "neon"}
+
+
+def test_int8_gemm_relative_is_the_fp_efficiency_times_the_paths_factor():
+    for soc in ("sd855", "sd888", "sd8gen2"):
+        for cl in load_soc(soc).cpu.clusters:
+            f = N.NCNN_INT8_PATH_RELATIVE[N.int8_kernel_path(cl.core_type)]
+            assert N.int8_gemm_relative([cl]) == pytest.approx(cl.fp32_efficiency * f / cl.int8_efficiency)
+    # a fitted factor that would take a core past its instruction stream's cycles is not physical
+    for cl in load_soc("sd855").cpu.clusters:
+        assert cl.fp32_efficiency * N.NCNN_INT8_PATH_RELATIVE[N.int8_kernel_path(cl.core_type)] <= 1.0
+
+
+def test_the_dot_product_paths_factor_speeds_the_int8_gemm_only():
+    """The factor reaches the int8 GEMM's arithmetic (scale_work), not the quantize, dequantize
+    and activation passes, and not the FP model."""
+    g = forward_only(graph_for("resnet18", (3, 224, 224), 1000, 1))
+    base = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True, int8_rel=1.0)
+    fast = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True, int8_rel=1.2)
+    for a, b in zip(base.ops, fast.ops):
+        if a.dtype == "int8" and a.macs:
+            assert b.macs == round(a.macs / 1.2)
+        else:
+            assert (a.macs, a.flops) == (b.macs, b.flops)
