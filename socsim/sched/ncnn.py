@@ -351,19 +351,22 @@ def ncnn_vulkan_ops(graph, fp16: bool) -> KernelGraph:
 # * "asimddp": FITTED on the 10 INT8/FP32 ratios of the dot-product cores in
 #   calibration/dev/ncnn_phones.yaml (Snapdragon 855+: four A76; Snapdragon 888: X1 + three A78;
 #   1, 4 and 8 threads), jointly scored with the 1->4 thread ratios (docs/modeling.md, Fitted
-#   constants): factor 1.0 / 1.1 / 1.2 / 1.3 gives INT8/FP32 MAPE 17.5 / 15.4 / 14.6 / 14.5%
-#   over the whole table (threads 1->4 11.8 / 12.1 / 12.4 / 12.6%).  1.2 puts the A76's int8 GEMM
-#   at 0.98 of its SDOT stream's llvm-mca cycles (0.82 x 1.2), the top of what a hand-scheduled
-#   tile with its operands in L1 can reach (plausible 0.85-1.0 of the stream); 1.3 would pass it.
+#   constants), with ncnn2int8's requantize fusion (:func:`requantized`): factor 1.0 / 1.1 /
+#   1.15 / 1.2 gives INT8/FP32 MAPE 16.0 / 14.7 / 14.8 / 14.9% over the whole table (threads
+#   1->4 11.5 / 11.8 / 11.9 / 12.0%).  1.1 puts the A76's int8 GEMM at 0.90 of its SDOT stream's
+#   llvm-mca cycles (0.82 x 1.1), plausible for a hand-scheduled tile with its operands in L1
+#   (0.85-1.0 of the stream; 1.22 would pass it).  Before the requantize fusion the scan gave 1.2
+#   (14.6%): part of what the factor stood for was the passes ncnn does not run.
 # * "i8mm": 1.0, ASSUMPTION (not fitted): the only phone of the development set whose cores have
 #   FEAT_I8MM is the Snapdragon 8 Gen 2 (X3, A715/A710, A510), so a factor fitted on its rows
 #   would be a per-phone correction.  Its GEMM is costed on the SDOT stream's cycles: llvm-mca
 #   (LLVM 19) gives SMMLA the SDOT's throughput on Neoverse N2/V2 and Cortex-A510, with twice
 #   its MACs, so the instruction stream alone would make this path 2x faster; the phone shows
 #   the opposite (its INT8 VGG-16 on one thread takes 2.7x its FP32 time, the 855+'s 1.6x).
-#   Scanned, not kept: 0.8 (with "asimddp" 1.2) gives INT8/FP32 10.7% (docs/modeling.md).
+#   Scanned, not kept (before the requantize fusion): 0.8 with "asimddp" 1.2 gave INT8/FP32
+#   10.7% (docs/modeling.md).
 # * cores with neither: 1.0 (their SMLAL path; no development row runs one).
-NCNN_INT8_PATH_RELATIVE: dict[str, float] = {"asimddp": 1.2, "i8mm": 1.0, "neon": 1.0}
+NCNN_INT8_PATH_RELATIVE: dict[str, float] = {"asimddp": 1.1, "i8mm": 1.0, "neon": 1.0}
 
 
 def int8_kernel_path(core_type: str) -> str:
