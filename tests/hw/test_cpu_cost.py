@@ -1,5 +1,6 @@
 """CPU cost model: compute scaling, slowest core, memory-bound behaviour and thread contention."""
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig
@@ -264,3 +265,28 @@ def test_one_thread_pass_bounds_the_speed_up(soc, monkeypatch):
     s4 = cpu.cpu_cost(soc, FC_DGRAD, _cfg(soc, [4, 5, 6])).time_s
     assert t1 / t4 < s1 / s4
     assert t4 > s4
+
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.sampled_from(["conv2d_dgrad", "conv2d_wgrad"]), batch=st.integers(1, 32),
+       cin=st.integers(1, 512), cout=st.integers(1, 512), kk=st.sampled_from([1, 3, 5]),
+       o=st.integers(1, 56), stride=st.sampled_from([1, 2]))
+def test_one_thread_passes_conserve_the_packing(kind, batch, cin, cout, kk, o, stride):
+    """Whatever the release, a gradient's packing is done once: the passes that leave the one
+    thread are packed by the split threads, and only the C unpacking (MNN 1.2-2.7) is extra."""
+    from socsim.hw import cpu
+    op = Op("g", kind, "weight_grad" if kind == "conv2d_wgrad" else "error_grad", "l", "fp32",
+            make_params(batch=batch, cin=cin, h=o * stride, w=o * stride, cout=cout, kh=kk, kw=kk,
+                        stride=stride, pad=kk // 2, groups=1, oh=o, ow=o))
+    ops = cpu.matmul_operands(op)
+    saved = cpu.MNN_MATMUL_ONE_THREAD
+    try:
+        cpu.MNN_MATMUL_ONE_THREAD = ("A", "B", "C")
+        abc = cpu.gemm_data_movement(op)[0] + cpu.serial_pack_elements(op)
+        cpu.MNN_MATMUL_ONE_THREAD = ("B",)
+        b = cpu.gemm_data_movement(op)[0] + cpu.serial_pack_elements(op)
+    finally:
+        cpu.MNN_MATMUL_ONE_THREAD = saved
+    assert abc - b == pytest.approx(ops["C"])
+    assert cpu.serial_pack_elements(op) == pytest.approx(ops["A"] + ops["B"] + ops["C"])
