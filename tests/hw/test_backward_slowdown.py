@@ -58,8 +58,8 @@ def derive(soc_name: str, winograd_speedup: float | None = None) -> float:
 # the round-robin dW tiles, dY's transpose) it gives ~2.49, and ~2.33 with the passes MNN 1.2-2.7's
 # CPUMatMul runs on one thread (socsim.hw.cpu.MNN_MATMUL_ONE_THREAD: packing A and B, unpacking C,
 # for the gradients' MatMuls; training-step time that the inference step does not have).  At
-# 2.33 the A76's fitted efficiency would have to exceed the tile's llvm-mca peak (~1.09) to keep
-# the development set's BIG1 rows.  The constant stays at 1.62 (fitted jointly with the
+# 2.33 benchmarks/fit_core_efficiency.py pins the A76's efficiency at its grid's top (0.995 of the
+# tile's llvm-mca peak) with the development set's BIG1 rows still 5.8% off.  The constant stays at 1.62 (fitted jointly with the
 # core efficiencies; 2.3 is outside what the backward kernels' instruction streams allow, and it
 # would slow the development set's single-core rows by ~40% at the fitted efficiencies) until what else the
 # four-thread training step spends is found (docs/validation.md, "The weight gradient's memory
