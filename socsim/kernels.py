@@ -155,6 +155,7 @@ def prefetch() -> bool:
     mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
     free = _free_cpus() if mode != "on" else _cpus() - 1
     if (mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or free < 1
+            or not sys.executable
             or ("numba" in sys.modules and _driver_cached())):   # (else the child looks: numba is slow to import)
         return False
     for group in ("compile_driver", "compile_engine_kernels")[:free]:
