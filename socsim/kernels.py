@@ -150,27 +150,40 @@ def prefetch() -> bool:
     if _prefetched:
         return False
     _prefetched = True
-    import multiprocessing
-
-    mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
-    free = _free_cpus() if mode != "on" else _cpus() - 1
-    if (mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or free < 1
-            or not sys.executable
-            or ("numba" in sys.modules and _driver_cached())):   # (else the child looks: numba is slow to import)
+    free = _allowed()
+    if not free or ("numba" in sys.modules and _driver_cached()):   # (else the child looks: numba is slow to import)
         return False
     for group in ("compile_driver", "compile_engine_kernels")[:free]:
-        code = (f"import sys; sys.path.insert(0, {str(_PKG.parent)!r}); from socsim import kernels; "
-                f"kernels._child_main({group!r})")
-        try:
-            _children.append(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True))
-        except OSError:
+        child = _spawn(f"_child_main({group!r})")
+        if child is None:
             break
+        _children.append(child)
     if _children:
         atexit.register(_stop_children)
         from socsim.hw import kernel_wait
         kernel_wait.add(await_prefetch)   # the cache model waits there before its driver's first call
     return bool(_children)
+
+
+def _allowed() -> int:
+    """How many children may start now (``SOCSIM_PREFETCH`` and :func:`_free_cpus`; none in a
+    worker process or where Python cannot name its own executable)."""
+    import multiprocessing
+
+    mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
+    if mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or not sys.executable:
+        return 0
+    return max(0, _cpus() - 1) if mode == "on" else _free_cpus()
+
+
+def _spawn(call: str) -> subprocess.Popen | None:
+    """A child process that imports this socsim and calls ``kernels.<call>``."""
+    code = f"import sys; sys.path.insert(0, {str(_PKG.parent)!r}); from socsim import kernels; kernels.{call}"
+    try:
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, close_fds=True)
+    except OSError:
+        return None
 
 
 def _child_main(group: str) -> None:
