@@ -107,22 +107,28 @@ def _mixing_pair(info: dict, switch_s: float, batches: int) -> tuple[str, str]:
     return a[2], b[2]
 
 
-def test_the_dp_prices_switches_as_the_engine_charges_them(dp_run):
+def test_the_dp_prices_switches_as_the_engine_charges_them(dp_run, tmp_path):
     """Under a budget halfway between two configurations' runs, derived from the model's own
     per-configuration times, the DP mixes them with one switch, its predicted time is the
     batches' and the switch's, the engine's run meets the budget (a DP that left out or
-    mispriced the switch's 3.5 ms plans a run that misses it or mixes other counts), the
-    predicted training energy is the engine's to 0.5%, and a front thinned to two triples finds
-    the same optimum (docs/validation.md).  The switch's energy above the idle phone (one core
-    at kernel activity for 3.5 ms, ~0.1 mJ) is below this run's 0.5%: tests/sched/test_dp.py
-    prices it against the brute force."""
-    from socsim.spec import load_soc
+    mispriced the switch's 3.5 ms plans a run that misses it or mixes other counts), the DP's
+    price of the switch's energy is what the engine charged for it, the predicted training energy
+    is the engine's to 0.5%, and a front thinned to two triples finds the same optimum
+    (docs/validation.md)."""
+    import csv
+
+    from socsim.engine.context import PlanContext
+    from socsim.engine.oracle import CostOracle
+    from socsim.sched.min_energy import MinEnergy
+    from socsim.spec import load_soc, load_workload
     batches = 40
-    switch_s = load_soc(SOC).cpu.config_switch_ms * 1e-3
+    soc = load_soc(SOC)
+    switch_s = soc.cpu.config_switch_ms * 1e-3
     cfg = dp_run["scheduler_info"]["configs"]
     fast, slow = _mixing_pair(dp_run["scheduler_info"], switch_s, batches)
     theta = batches * (cfg[fast]["time_s"] + cfg[slow]["time_s"]) / 2 + switch_s
-    exact = _run(batches=batches, time_budget_s=theta, max_front=None)
+    ov = {"batches": batches, "scheduler.options.time_budget_s": theta, "scheduler.options.max_front": None}
+    exact = socsim.run(SOC, LENET, scheduler="min-energy", overrides=ov, out=tmp_path, reports=False).summary
     info = exact["scheduler_info"]
     assert info["configs"] == cfg  # the per-batch profile does not depend on the run
     # every fixed configuration within the budget costs more than the mix: one switch, A then B
@@ -135,6 +141,20 @@ def test_the_dp_prices_switches_as_the_engine_charges_them(dp_run):
     assert exact["sim_time_s"] <= theta * (1 + 1e-6)
     runs = sum(n * cfg[c]["time_s"] for c, n in info["sequence"])
     assert info["predicted"]["time_s"] == pytest.approx(runs + switch_s, abs=batches * 1e-6)
+    # the switch's energy above the idle phone (~0.1-0.3 mJ, below this run's 0.5%): the batch
+    # that paid it against the next, in the same configuration, as the engine charged them
+    (first, k), (then, _) = info["sequence"]
+    rows = list(csv.DictReader((tmp_path / "batches.csv").open()))
+    assert [r["plan"] for r in rows[k - 1:k + 2]] == [first, then, then]
+    idle_w = exact["energy_j"]["idle_baseline"] / exact["sim_time_s"]
+    charged = float(rows[k]["energy_j"]) - float(rows[k + 1]["energy_j"]) - idle_w * switch_s
+    ctx = PlanContext(soc, load_workload(LENET), CostOracle(soc))
+    me = MinEnergy()
+    graph = ctx.graph(me.precision)
+    _, sw_e = me._switch_costs(ctx, [me.config_plan(ctx, graph, c) for c in (first, then)], ctx.idle_power_w())
+    assert sw_e[0][1] == pytest.approx(charged, rel=0.02)
+    energy = sum(n * cfg[c]["energy_j"] for c, n in info["sequence"])   # (rounded to 1 uJ each)
+    assert info["predicted"]["energy_j"] == pytest.approx(energy + sw_e[0][1], abs=batches * 1e-6)
     assert info["predicted"]["energy_j"] == pytest.approx(exact["energy_j"]["training"], rel=5e-3)
     thin = _run(batches=batches, time_budget_s=theta, max_front=2)["scheduler_info"]
     assert thin["dp_approximate"] and thin["sequence"] == info["sequence"]
