@@ -104,6 +104,12 @@ def _rows(t: TableCases, sims: dict[tuple, tuple[float, float]]) -> list[dict[st
         if c.energy_j is not None:
             row.update(measured_energy_j=_r(c.energy_j), simulated_energy_j=_r(se),
                        energy_error_pct=_r(rel_error_pct(c.energy_j, se)))
+            if c.time_s > 0 and st > 0:
+                # the average power the energy is drawn at (E / t): what the power model alone
+                # gets right or wrong, whatever the time's error
+                pm, ps = c.energy_j / c.time_s, se / st
+                row.update(measured_power_w=_r(pm), simulated_power_w=_r(ps),
+                           power_error_pct=_r(rel_error_pct(pm, ps)))
         rows.append(row)
     return rows
 
@@ -114,12 +120,15 @@ def _table(t: TableCases, sims: dict[tuple, tuple[float, float]], worst_n: int) 
         return _ratio_table(t, rows, worst_n)
     times = [(r["measured_time_s"], r["simulated_time_s"]) for r in rows]
     energies = [(r["measured_energy_j"], r["simulated_energy_j"]) for r in rows if "measured_energy_j" in r]
+    powers = [(r["measured_power_w"], r["simulated_power_w"]) for r in rows if "measured_power_w" in r]
     errors = [max(abs(r["time_error_pct"]), abs(r.get("energy_error_pct") or 0.0)) for r in rows]
     return {"name": t.name, "compare": "absolute", "n": len(rows),
             "time_mape_pct": _r(mape(*_cols(times))),
             "energy_mape_pct": _r(mape(*_cols(energies))) if energies else None,
+            "power_mape_pct": _r(mape(*_cols(powers))) if powers else None,
             "time_tau": _r(kendall_tau_b(*_cols(times))),
             "energy_tau": _r(kendall_tau_b(*_cols(energies))) if energies else None,
+            "power_tau": _r(kendall_tau_b(*_cols(powers))) if powers else None,
             "worst": worst([r["id"] for r in rows], errors, worst_n), "rows": rows}
 
 
