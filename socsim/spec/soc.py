@@ -142,6 +142,10 @@ class Cluster(_OppRange, Sourced):
             return data
         fitted = fitted_fp32_efficiency(data["core_type"])
         if fitted is None:
+            if data.get("fp32_efficiency") is None and "fp32_efficiency" not in data:
+                # the field is required because of the core type: say so, naming both
+                raise ValueError(f"core_type {data['core_type']!r} has no fitted fp32_efficiency "
+                                 "(socsim/spec/coretypes.py lists the fitted core types): give fp32_efficiency")
             return data
         given = data.get("fp32_efficiency")
         if given is not None and abs(float(given) - fitted) > 1e-9:
