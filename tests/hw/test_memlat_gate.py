@@ -1,7 +1,8 @@
 """The memory-latency governors' gate (socsim.spec.soc.Uncore.ratio_ceil, governor_memlat.c): a
 cluster's monitor votes its table clock only while its cores run at most ``ratio_ceil``
 instructions per cache miss; compute-bound code leaves the L3/LLCC/DDR at the other votes or
-their floor.  Off (no ``ratio_ceil``) in every shipped spec: these tests add it."""
+their floor.  sd855's spec states the vendor values; the tests set them explicitly, so that they
+hold whatever the spec says."""
 from __future__ import annotations
 
 import math
