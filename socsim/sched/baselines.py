@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.contract.cores import core_set_error
 from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS, THREAD_SYNC_S
+from socsim.hw.host import HOST_COREMARK_PER_MHZ, HOST_REF, host_speed  # noqa: F401 - re-exported (tests, PyTorchRun)
 from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
 from socsim.sched.fusion import fuse
@@ -90,21 +91,10 @@ PYTORCH_DEFAULT_VERSION = "1.8"
 PYTORCH_GROUP_LOOP_CALLS = 12
 # The dispatch cost above is host code (dispatcher, autograd, allocator): branchy integer code whose
 # speed follows the core that runs it, not the NEON units.  PYTORCH_DISPATCH_S_PER_OP is taken on
-# the reference core below (the Cortex-A77 mid core of Swan's sd865 at its top clock, the host core
-# of PyTorch's four-big-core run there); on another host core it scales with CoreMark per MHz x the
-# core's top clock.  CoreMark/MHz: calibration/hardware.yaml cpu_core_power_mw_at_max.
-# coremark_per_mhz (freqbench: A55 3.71, A77 8.48, A78 9.10, X1 9.29).  Core types freqbench lacks
-# are derived from the A55 through the EAS capacity-dmips-mhz of their SoC's device tree
-# (calibration/hardware.yaml cpu_energy_model, which reproduces the freqbench A77/A55 ratio on
-# sd865: 1024/448 x 3.71 = 8.48): A76 3.71 x 1024/488 (sm8150.dtsi), A75 3.71 x 1024/611
-# (sdm845.dtsi), Exynos M4 and the 9820's A75 from exynos9820.dts capacities per MHz at their top
-# clocks (785/2730, 531/2314 against the A55's 272/1950).  Others (A510, A715, X3): assumption,
-# the A77's figure scaled by decode width (A510 3-wide in-order: 4.24, close to the A55 it
-# replaces; A715 5-wide, X3 6-wide: no public CoreMark/MHz read here).
-PYTORCH_HOST_REF = ("cortex-a77", 2419.2)
-HOST_COREMARK_PER_MHZ = {"cortex-a55": 3.71, "cortex-a77": 8.48, "cortex-a78": 9.10, "cortex-x1": 9.29,
-                         "cortex-a76": 7.78, "cortex-a75": 6.22, "exynos-m4": 7.65,
-                         "cortex-a510": 4.24, "cortex-a715": 8.48 * 5 / 6, "cortex-x3": 8.48}
+# the reference core of socsim.hw.host (the Cortex-A77 mid core of Swan's sd865 at its top clock,
+# the host core of PyTorch's four-big-core run there); on another host core it scales with
+# CoreMark per MHz x the core's top clock (socsim.hw.host.host_speed).
+PYTORCH_HOST_REF = HOST_REF
 # PyTorch's intra-op parallelism: at::parallel_for opens one parallel region (fork-join of the
 # intra-op thread pool: OpenMP in a Linux build from source, as Swan's; pthreadpool on Android)
 # per parallel kernel call.  Inside the group loop each group's kernels are separate calls: the
@@ -305,17 +295,6 @@ def nnpack_regions(conv: Op) -> int:
             gemms = sum(int(min(cout - o0, ocb_max) > nr) for o0 in range(0, cout, ocb_max))
             regions += tuple_count * gemms                                   # tuple GEMMs
     return regions + int(not (cout <= nr and tiles <= mr))                  # output transform
-
-
-def host_speed(soc, core: int) -> float:
-    """How fast ``core`` runs PyTorch's host code (dispatch, autograd) at its top clock, relative
-    to the reference core of PYTORCH_DISPATCH_S_PER_OP (HOST_COREMARK_PER_MHZ)."""
-    cl = soc.cpu.cluster_of(core)
-    per_mhz = HOST_COREMARK_PER_MHZ.get(cl.core_type)
-    if per_mhz is None:     # a core type not in the table: the A77's figure scaled by decode width
-        per_mhz = HOST_COREMARK_PER_MHZ["cortex-a77"] * cl.issue_width / 6
-    ref_type, ref_mhz = PYTORCH_HOST_REF
-    return per_mhz * cl.max_mhz / (HOST_COREMARK_PER_MHZ[ref_type] * ref_mhz)
 
 
 def batch_split(batch: int, threads: int) -> float:
