@@ -33,16 +33,16 @@ def _rows(report: dict) -> dict[str, dict]:
 def test_a_hot_row_throttles_over_a_sustained_run_and_a_cool_one_does_not(tmp_path):
     # LeNet on sd865's four big cores at their top clock heats the cluster to its trip within
     # seconds (docs/validation.md, thermal: CPU FP32 caps at ~16 s); one little core at its
-    # lowest clock never gets there.  Over 30 s the big row's average batch is slower and
+    # lowest clock never gets there.  Over 60 s the big row's average batch is slower and
     # cheaper per batch (lower clocks, lower voltage); the little row's figures stay.
     data = {**SMALL, "tables": [{**SMALL["tables"][0], "rows": SMALL["tables"][0]["rows"][:2]}]}
     suite = load_measurements(write(tmp_path, data))
     cold = _rows(evaluate(suite))
-    rep = evaluate(suite, sustained_s=30.0)
+    rep = evaluate(suite, sustained_s=60.0)
     hot = _rows(rep)
-    assert rep["sustained_s"] == 30.0
-    assert hot["big4"]["simulated_time_s"] > 1.05 * cold["big4"]["simulated_time_s"]
-    assert hot["big4"]["simulated_energy_j"] < 0.97 * cold["big4"]["simulated_energy_j"]
+    assert rep["sustained_s"] == 60.0
+    assert hot["big4"]["simulated_time_s"] > 1.1 * cold["big4"]["simulated_time_s"]
+    assert hot["big4"]["simulated_energy_j"] < 0.95 * cold["big4"]["simulated_energy_j"]
     assert hot["little1"]["simulated_time_s"] == pytest.approx(cold["little1"]["simulated_time_s"], rel=1e-6)
     assert hot["little1"]["simulated_energy_j"] == pytest.approx(cold["little1"]["simulated_energy_j"], rel=0.01)
 
