@@ -52,6 +52,7 @@ from pydantic import Field
 from socsim.contract import BaseScheduler, Plan, single_unit_plan
 from socsim.errors import ScheduleError
 from socsim.sched.baselines import CpuOptions, GpuOptions, KernelGraph, scale_work
+from socsim.sched.oversub import OMP_OVERSUBSCRIBED_SWITCH_S, oversubscription  # noqa: F401 (re-exported)
 from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic, has_i8mm
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op, with_cpu_framework
@@ -89,22 +90,8 @@ VULKAN_KERNEL_EFFICIENCY = 0.25
 # It adds to socsim.hw.gpu's per-kernel ramp and enqueue, which every GPU framework pays.
 VULKAN_BARRIER_S = 20e-6
 
-# OpenMP threads sharing a core (ncnn's num_threads above the cores of its affinity mask: benchncnn
-# with 8 threads and powersave 2 on a phone whose big mask has 4 cores binds every thread to those
-# 4, src/cpu.cpp set_cpu_thread_affinity): every layer is one `#pragma omp parallel for` over
-# ncnn's static schedule, so at each kernel the threads that share a core run their chunks in
-# turn, and the one that finishes first spins at the region's barrier (ncnn sets the OpenMP block
-# time to 20 ms, src/option.cpp openmp_blocktime) until it yields the core to its sibling
-# (libomp's spin loop yields between pauses, kmp_wait_release.h KMP_YIELD_OVERSUB_ELSE_SPIN),
-# then the two switch back for the next region.  Cost per kernel and per extra thread on the
-# busiest core: 40 us, FITTED on the sd888 rows of calibration/dev/ncnn_phones.yaml (8 threads on
-# 4 big cores, the only ncnn runs with more threads than cores), a scan of 0-60 us: GPU/CPU ratio
-# MAPE 26.2 / 23.2 / 23.1 / 24.0 / 24.9 / 25.7% at 0 / 20 / 30 / 40 / 50 / 60 us, the six
-# 8-thread FP32 CPU rows' own mean |time error| 28.9 / 21.5 / 17.7 / 14.0 / 12.0 / 16.4%; 40 us keeps
-# both low and holds with a quiet phone's background (23.6% and 19.8%); docs/modeling.md, Fitted
-# constants.  Plausible 10-100 us: two context switches of a few microseconds each on a big core,
-# plus the spin before the yield and the refill of the sibling's working set in the core's caches.
-OMP_OVERSUBSCRIBED_SWITCH_S = 40e-6
+# OpenMP threads sharing a core: OMP_OVERSUBSCRIBED_SWITCH_S and oversubscription() live in
+# socsim.sched.oversub, shared with PyTorch's two pools (its comment has the fit).
 
 #: activations ncnn fuses into a convolution's or an inner product's epilogue
 #: (ncnnoptimize.cpp fuse_convolution_activation: ReLU, Clip, Sigmoid, Mish, HardSwish)
@@ -385,19 +372,6 @@ def int8_gemm_relative(clusters) -> float:
     size) times its int8 path's factor (:data:`NCNN_INT8_PATH_RELATIVE`)."""
     return sum(c.fp32_efficiency * NCNN_INT8_PATH_RELATIVE[int8_kernel_path(c.core_type)] / c.int8_efficiency
                for c in clusters) / len(clusters)
-
-
-def oversubscription(threads: int | None, cores: int) -> tuple[int, float]:
-    """(extra threads on the busiest core, compute stretch) of ``threads`` OpenMP threads bound
-    to ``cores`` cores with ncnn's static schedule: each region splits into ``threads`` equal
-    chunks, the busiest core runs ceil(threads / cores) of them, so the region takes
-    ceil(threads / cores) x cores / threads of its one-thread-per-core time, and pays
-    ceil(threads / cores) - 1 switches (:data:`OMP_OVERSUBSCRIBED_SWITCH_S`).  (0, 1.0) when
-    every thread has a core of its own."""
-    if threads is None or threads <= cores:
-        return 0, 1.0
-    per_core = math.ceil(threads / cores)
-    return per_core - 1, per_core * cores / threads
 
 
 class NcnnCpuOptions(CpuOptions):
