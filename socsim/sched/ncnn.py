@@ -341,10 +341,12 @@ def ncnn_vulkan_ops(graph, fp16: bool) -> KernelGraph:
 #   1, 4 and 8 threads), jointly scored with the 1->4 thread ratios (docs/modeling.md, Fitted
 #   constants), with ncnn2int8's requantize fusion (:func:`requantized`): factor 1.0 / 1.1 /
 #   1.15 / 1.2 gives INT8/FP32 MAPE 16.0 / 14.7 / 14.8 / 14.9% over the whole table (threads
-#   1->4 11.5 / 11.8 / 11.9 / 12.0%).  1.1 puts the A76's int8 GEMM at 0.90 of its SDOT stream's
-#   llvm-mca cycles (0.82 x 1.1), plausible for a hand-scheduled tile with its operands in L1
-#   (0.85-1.0 of the stream; 1.22 would pass it).  Before the requantize fusion the scan gave 1.2
-#   (14.6%): part of what the factor stood for was the passes ncnn does not run.
+#   1->4 11.5 / 11.8 / 11.9 / 12.0%), at the A76's FP efficiency 0.82.  Re-checked at its re-fit
+#   0.810: 1.05 / 1.1 / 1.15 / 1.2 give 15.0 / 14.7 / 14.7 / 14.9% (threads 11.7 / 11.8 / 11.9 /
+#   12.0%), so 1.1 stays.  1.1 puts the A76's int8 GEMM at 0.89 of its SDOT stream's llvm-mca
+#   cycles (0.810 x 1.1), plausible for a hand-scheduled tile with its operands in L1 (0.85-1.0
+#   of the stream; 1.23 would pass it).  Before the requantize fusion the scan gave 1.2 (14.6%):
+#   part of what the factor stood for was the passes ncnn does not run.
 # * "i8mm": 1.0, ASSUMPTION (not fitted): the only phone of the development set whose cores have
 #   FEAT_I8MM is the Snapdragon 8 Gen 2 (X3, A715/A710, A510), so a factor fitted on its rows
 #   would be a per-phone correction.  Its GEMM is costed on the SDOT stream's cycles: llvm-mca
