@@ -244,12 +244,25 @@ def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
         for r in range(r0 + t * per_ctx, min(r1, r0 + (t + 1) * per_ctx)):
             b = r // OH
             oh = r % OH
+            # the input rows of one output row, read in order: rows that follow each other in
+            # memory (a group's kh rows; every group's when the window covers all H rows) are one
+            # run [lo, hi).  The same lines as a run per row: _emit collapses the line two
+            # touching runs share, so one emit of the union is the same stream (a small-row
+            # layer's ~20 emits per line became one; docs/performance.md, Cold planning)
+            lo = np.int64(-1)
+            hi = np.int64(-1)
             for ci4 in range(C4):
                 for kh in range(KH):
                     ih = oh * ST - PD + kh
                     if 0 <= ih < H:
-                        n = _emit(out_l, out_k, n, g0, in_base + ((b * C4 + ci4) * H + ih) * row_in, row_in,
-                                  _READ, line)
+                        a = in_base + ((b * C4 + ci4) * H + ih) * row_in
+                        if a == hi:
+                            hi += row_in
+                        else:
+                            n = _emit(out_l, out_k, n, g0, lo, hi - lo, _READ, line)
+                            lo = a
+                            hi = a + row_in
+            n = _emit(out_l, out_k, n, g0, lo, hi - lo, _READ, line)
             n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
     else:  # DSP_PLANE
         H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
