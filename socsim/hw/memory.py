@@ -67,7 +67,8 @@ def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET,
     call each (streams_numba.generate, hier_numba.run_steps); ``streams`` is that generation when
     the caller has it (:func:`sampled_streams`)."""
     lines, kinds, off, done = streams if streams is not None else sampled_streams(plan, budget)
-    return _simulate(lines, kinds, off, done, plan.n_segments, hier, flush, st.period_hint(plan))
+    return _simulate(lines, kinds, off, done, plan.n_segments, hier, flush, st.period_hint(plan),
+                     st.touches_once(plan))
 
 
 def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
@@ -104,8 +105,8 @@ def same_streams(a: st.StreamPlan, sa: tuple, b: st.StreamPlan, sb: tuple) -> bo
             and np.array_equal(la, lb) and np.array_equal(ka, kb))
 
 
-def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool, period=None):
-    snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done, period)
+def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool, period=None, once: bool = False):
+    snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done, period, once)
     cnt = snap_cnt[-1].astype(np.float64)
     fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
     if done < n:
