@@ -50,6 +50,11 @@ def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
     lo = byte_lo // line
     hi = (byte_lo + nbytes - 1) // line + 1
     cap = out_l.shape[0]
+    if n > cap:
+        # past the buffer only counting: the loop below would neither compare (n - 1 >= cap) nor
+        # write, one count per line; so the count in one step (the sizing pass of an FC step's
+        # ~12 M accesses cost as much as writing them)
+        return n + (hi - lo)
     for x in range(lo, hi):
         if n > g0 and n - 1 < cap and out_l[n - 1] == x:
             if kind > out_k[n - 1]:
