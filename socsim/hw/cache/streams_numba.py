@@ -67,6 +67,18 @@ def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
     return n
 
 
+@nb.njit(cache=True, inline="always")
+def _emit_read(out_l, out_k, n, g0, byte_lo, nbytes, line):
+    """:func:`_emit` of a READ run, with its commonest case inline: a run inside the line the
+    group wrote last collapses into it (a READ never raises the kind), no call and no division
+    (a 64-bit division costs tens of cycles; the test multiplies)."""
+    if nbytes > 0 and n > g0 and n - 1 < out_l.shape[0]:
+        x0 = out_l[n - 1] * line
+        if x0 <= byte_lo and byte_lo + nbytes <= x0 + line:
+            return n
+    return _emit(out_l, out_k, n, g0, byte_lo, nbytes, _READ, line)
+
+
 @nb.njit(cache=True)
 def _cpu_conv_tile(P, t, pack_at, j0, jstep, out_l, out_k, n, g0, line):
     """Forward / transposed conv / GEMM: pixel tile ``t`` against output-channel blocks j0.."""
@@ -264,10 +276,10 @@ def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
                         if a == hi:
                             hi += row_in
                         else:
-                            n = _emit(out_l, out_k, n, g0, lo, hi - lo, _READ, line)
+                            n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
                             lo = a
                             hi = a + row_in
-            n = _emit(out_l, out_k, n, g0, lo, hi - lo, _READ, line)
+            n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
             n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
     else:  # DSP_PLANE
         H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
