@@ -184,6 +184,20 @@ def warm_periodic_driver(soc: SocSpec) -> int:
     return int(hier.skipped)
 
 
+def warm_ring_driver(soc: SocSpec) -> int:
+    """Compile the cache model's ring path (hier_fifo), which only element-wise steps of at least
+    hier_fifo.MIN_ACCESSES accesses take (not the quick-start's): one such op on the SoC's last
+    two cores, outside the profile store (``socsim warmup``).  Returns the calls that took the
+    path (1: it ran)."""
+    plan = st.eltwise_stream(4 << 20, 4 << 20, 2)
+    cores = sorted(c for cl in soc.cpu.clusters for c in cl.core_ids)[-2:]
+    priv = tuple(cpu_private_geoms(soc, c) for c in cores)
+    hier = Hierarchy(private=priv[0], shared=cpu_shared_geoms(soc), threads=len(priv),
+                     stream_line_bytes=priv[0][0].line_bytes, per_thread_private=priv)
+    simulate(plan, hier)
+    return int(hier.fifo)
+
+
 def _stream_key(op: Op) -> tuple:
     """What an op's stream depends on besides its byte counts: element-wise streams only on the
     bytes and the number of passes, so a relu, a transpose and an SGD step of one size share a

@@ -24,13 +24,18 @@ def _state(h):
 
 def _both(priv, shared, threads, lines, kinds, off, steps, line=64):
     """Run the steps with and without the ring hint; assert every result agrees; return how many
-    calls took the ring path."""
+    calls took the ring path (short streams too: MIN_ACCESSES set to 0 here)."""
     res = []
-    for once in (False, True):
-        h = Hierarchy(priv[0] if priv else (), shared, threads=threads, stream_line_bytes=line,
-                      per_thread_private=priv)
-        cnt, dram = h.run_steps(lines, kinds, off, steps, None, once)
-        res.append((cnt, dram, (h.dram_fills, h.dram_writebacks), _state(h), h.fifo))
+    keep = hier_fifo.MIN_ACCESSES
+    hier_fifo.MIN_ACCESSES = 0
+    try:
+        for once in (False, True):
+            h = Hierarchy(priv[0] if priv else (), shared, threads=threads, stream_line_bytes=line,
+                          per_thread_private=priv)
+            cnt, dram = h.run_steps(lines, kinds, off, steps, None, once)
+            res.append((cnt, dram, (h.dram_fills, h.dram_writebacks), _state(h), h.fifo))
+    finally:
+        hier_fifo.MIN_ACCESSES = keep
     (c0, d0, t0, s0, f0), (c1, d1, t1, s1, f1) = res
     assert f0 == 0
     assert np.array_equal(c0, c1) and np.array_equal(d0, d1) and t0 == t1
@@ -120,3 +125,17 @@ def test_element_wise_steps_on_a_phone(rd, wr, threads):
 
 def test_two_pass_element_wise_is_not_hinted():
     assert not streams.touches_once(streams.eltwise_stream(1 << 20, 1 << 20, 2, 64, 2))
+
+
+def test_warmup_compiles_the_ring_path_and_short_streams_skip_it():
+    """`socsim warmup` reaches hier_fifo (the quick-start's element-wise steps are below
+    MIN_ACCESSES, so its first run does not compile it); the module keys the warm-up marker."""
+    from socsim import kernels
+
+    assert memory.warm_ring_driver(load_soc("sd865")) == 1
+    assert "hw/cache/hier_fifo.py" in kernels.KERNEL_MODULES
+    g = (_geom("L1", 4, 2),)
+    n = hier_fifo.MIN_ACCESSES - 1
+    h = Hierarchy(g, (), threads=1, stream_line_bytes=64, per_thread_private=(g,))
+    h.run_steps(np.arange(n, dtype=np.int64), np.zeros(n, np.uint8), np.array([0, n], np.int64), 1, None, True)
+    assert h.fifo == 0

@@ -39,6 +39,11 @@ FILTER_BITS = 12
 # past them the stream has real reuse (a conv's re-read pack buffer) and the plain driver runs.
 MAX_REPEATS = 4096
 MAX_RUNS = 1 << 16
+# Fewest accesses a stream must have to take this path: below it the ring saves under a
+# millisecond, and a run whose streams are all that small (the quick-start's LeNet, whose largest
+# element-wise step is ~14 k accesses) then never compiles this module (~2-5 CPU s once per
+# machine; `socsim warmup` compiles it: memory.warm_ring_driver).  Exact either way.
+MIN_ACCESSES = 1 << 16
 
 
 def repeats(lines: np.ndarray, kinds: np.ndarray, off: np.ndarray) -> np.ndarray | None:

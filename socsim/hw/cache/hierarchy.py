@@ -192,9 +192,11 @@ class Hierarchy:
 
         ``once`` says the stream touches its lines once, bar a few (streams.touches_once): on cold
         write-back LRU caches at the stream's line size, the driver then takes the ring path
-        (hier_fifo, exact: the results are the same with or without it) when the stream's
-        repeated lines are few; ``self.fifo`` counts the calls that took it."""
-        if once and not self.scratch and self._lru_wb() and self._cold() and self._one_line():
+        (hier_fifo, exact: the results are the same with or without it) when the stream is long
+        enough to gain (hier_fifo.MIN_ACCESSES) and its repeated lines are few; ``self.fifo``
+        counts the calls that took it."""
+        if (once and lines.shape[0] >= hier_fifo.MIN_ACCESSES and not self.scratch and self._lru_wb()
+                and self._cold() and self._one_line()):
             cand = hier_fifo.repeats(lines, kinds, off)
             if cand is not None:
                 return self._run_fifo(lines, kinds, off, steps, cand)
