@@ -5,7 +5,8 @@ sd865, batch 16) for MobileNet-v2, ShuffleNet-v2 and ResNet-34 on the core sets 
 45 / 4 / 0123 / 01, for the PyTorch Swan ran (1.8) and for 1.11, which differentiates a grouped convolution
 without full-size gradient sums (socsim.sched.baselines.PyTorchRun).  The host-core dispatch
 (per op, and per group of the grouped convolutions' loop) runs at the host core's speed, with a
-fork-join per parallel region of the loop ("dispatch" column).
+fork-join per parallel region of the loop and, on 1.8 at a batch of 16, per region of NNPACK's
+own pool ("dispatch" column).
 Prints markdown tables (docs/validation.md, Swan); asserts nothing.
 
     python benchmarks/swan_breakdown.py

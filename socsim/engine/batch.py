@@ -15,6 +15,7 @@ from socsim.contract.dvfs import HOST_BUSY
 from socsim.engine.template import BatchTemplate, TemplateBuilder
 from socsim.errors import ScheduleError
 from socsim.hw import fastrpc, units
+from socsim.hw.host import host_speed
 from socsim.hw.power import RAIL_DRAM, RAIL_PLATFORM, SocPower, cpu_rail, rail_names, uncore_power_mw
 from socsim.contract import Plan
 from socsim.spec.soc import SocSpec
@@ -216,6 +217,7 @@ class BatchWalker:
         host_id = host_core(soc, plan)
         host = soc.cpu.cluster_of(host_id)
         host_track = (f"{host_unit}{host_id}",)
+        speed = host_speed(soc, host_id)   # the hand-overs' host code runs on the host core
         one = {host.name: 1}
         # the host core works alone (the other training threads wait): its cluster's core-seconds
         # and the host-only seconds schedutil needs (socsim.contract.dvfs.schedutil_util)
@@ -251,7 +253,8 @@ class BatchWalker:
                         continue
                     crossing = crossings[k]
                     h = via.handover
-                    dur = h.time_s(soc, crossing, plan.shared_buffers)
+                    dur = (h.time_s(soc, crossing, plan.shared_buffers, host_speed=speed) if h.host_scaled
+                           else h.time_s(soc, crossing, plan.shared_buffers))
                     dyn = self.cpu_dyn(one, RPC_CPU_ACTIVITY, freqs)
                     dyn[self.ridx[RAIL_DRAM]] += self.dram_mw(2 * crossing, dur)
                     yield Seg(dur, host_track, (h.track,), h.name.format(src=cur, dst=unit), h.kind, "rpc", dyn,

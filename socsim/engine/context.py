@@ -257,9 +257,12 @@ class PlanContext:
             return dsp.training_clock_mhz
         return opp_for([o.freq_mhz for o in dsp.opps], f)
 
-    def switch_s(self, bytes_crossing: int, shared_buffers: bool = False, unit: str = "dsp") -> float:
+    def switch_s(self, bytes_crossing: int, shared_buffers: bool = False, unit: str = "dsp",
+                 host_speed: float = 1.0) -> float:
         """One hand-over between the CPU and ``unit`` moving ``bytes_crossing`` bytes: a FastRPC
-        call for the DSP, a queue drain and a layout copy for the GPU (inf without the unit)."""
+        call for the DSP, a queue drain and a layout copy for the GPU (inf without the unit).
+        ``host_speed``: the calling core's (socsim.hw.host.host_speed; the FastRPC copy's host
+        code scales with it)."""
         if unit == "gpu":
             if self.soc.gpu is None:
                 return float("inf")
@@ -267,7 +270,7 @@ class PlanContext:
             return cpu_gpu_switch_s(self.soc, bytes_crossing)
         if self.soc.fastrpc is None:
             return float("inf")
-        return fastrpc.switch_s(self.soc.fastrpc, bytes_crossing, shared_buffers)
+        return fastrpc.switch_s(self.soc.fastrpc, bytes_crossing, shared_buffers, host_speed)
 
     def memory_budget_bytes(self, t_s: float = 0.0) -> int | None:
         for from_s, until_s, cap in budget_steps_bytes(self.workload.environment.memory_budget_mb):

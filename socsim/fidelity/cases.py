@@ -66,6 +66,9 @@ class RatioCase:
     den: str
     where: str
     measured: float
+    # why a measurement of this ratio contradicts the same phone's other runs ("" when none
+    # does): shown in the report, kept out of the table's MAPE and tau (docs/fidelity.md)
+    contradicted: str = ""
 
 
 @dataclass

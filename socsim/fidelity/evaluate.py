@@ -97,17 +97,27 @@ def _table(t: TableCases, sims: dict[tuple, tuple[float, float]], worst_n: int) 
 
 
 def _ratio_table(t: TableCases, rows: list[dict[str, Any]], worst_n: int) -> dict[str, Any]:
+    """Each ratio's error; the MAPE and tau over the ratios no measurement of the phone's own
+    contradicts (RatioCase.contradicted, shown and counted apart), and over all of them."""
     sim_time = {r["id"]: r["simulated_time_s"] for r in rows}
     ratios = []
     for q in t.ratios:
         simulated = sim_time[q.num] / sim_time[q.den]
-        ratios.append({"name": q.name, "kind": q.kind, "num": q.num, "den": q.den, "measured": _r(q.measured),
-                       "simulated": _r(simulated), "error_pct": _r(rel_error_pct(q.measured, simulated))})
-    pairs = [(q["measured"], q["simulated"]) for q in ratios]
-    return {"name": t.name, "compare": "ratios", "n": len(ratios), "ratio_mape_pct": _r(mape(*_cols(pairs))),
-            "ratio_tau": _r(kendall_tau_b(*_cols(pairs))),
-            "worst": worst([q["name"] for q in ratios], [q["error_pct"] for q in ratios], worst_n),
-            "ratios": ratios, "rows": rows}
+        ratio = {"name": q.name, "kind": q.kind, "num": q.num, "den": q.den, "measured": _r(q.measured),
+                 "simulated": _r(simulated), "error_pct": _r(rel_error_pct(q.measured, simulated))}
+        if q.contradicted:
+            ratio["contradicted"] = q.contradicted
+        ratios.append(ratio)
+    kept = [q for q in ratios if "contradicted" not in q]
+    pairs = [(q["measured"], q["simulated"]) for q in kept]
+    every = [(q["measured"], q["simulated"]) for q in ratios]
+    out = {"name": t.name, "compare": "ratios", "n": len(kept), "ratio_mape_pct": _r(mape(*_cols(pairs))),
+           "ratio_tau": _r(kendall_tau_b(*_cols(pairs))),
+           "worst": worst([q["name"] for q in kept], [q["error_pct"] for q in kept], worst_n),
+           "ratios": ratios, "rows": rows}
+    if len(kept) < len(ratios):
+        out.update(n_contradicted=len(ratios) - len(kept), ratio_mape_all_pct=_r(mape(*_cols(every))))
+    return out
 
 
 def _cols(pairs: list[tuple[float, float]]) -> tuple[list[float], list[float]]:

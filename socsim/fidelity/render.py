@@ -41,7 +41,17 @@ def _row_cells(r: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _ratio_cells(q: dict[str, Any]) -> tuple[str, ...]:
-    return (q["name"], _num(q["measured"]), _num(q["simulated"]), _signed(q["error_pct"]))
+    err = _signed(q["error_pct"])
+    return (q["name"], _num(q["measured"]), _num(q["simulated"]),
+            f"{err} (contradicted, not counted)" if "contradicted" in q else err)
+
+
+def _ratio_n(t: dict[str, Any]) -> str:
+    """The ratios counted, and those the phone's own measurements contradict (with the MAPE
+    over every ratio)."""
+    if not t.get("n_contradicted"):
+        return str(t["n"])
+    return f"{t['n']} (+{t['n_contradicted']} contradicted: MAPE {_pct(t['ratio_mape_all_pct'])} with them)"
 
 
 def summary_rows(report: dict[str, Any]) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -52,7 +62,7 @@ def summary_rows(report: dict[str, Any]) -> tuple[list[tuple[str, ...]], list[tu
             absolute.append((t["name"], str(t["n"]), _pct(t["time_mape_pct"]), _pct(t["energy_mape_pct"]),
                              _tau(t["time_tau"]), _tau(t["energy_tau"]), "; ".join(t["worst"])))
         else:
-            ratios.append((t["name"], str(t["n"]), _pct(t["ratio_mape_pct"]), _tau(t["ratio_tau"]),
+            ratios.append((t["name"], _ratio_n(t), _pct(t["ratio_mape_pct"]), _tau(t["ratio_tau"]),
                            "; ".join(t["worst"][:3])))
     return absolute, ratios
 

@@ -152,10 +152,13 @@ BACKWARD_PHASES = ("error_grad", "weight_grad")
 # panel is the im2col of a convolution's input; in training the weights change every step, so
 # the B panel is packed every step too), and the error gradient of a convolution whose window
 # overlaps (kernel > 1 or stride > 1) adds its GEMM's columns back into the input gradient
-# (col2im).  Counted in elements of the op's dtype.
+# (col2im).  Counted in elements of the op's dtype.  The passes that MNN's CPUMatMul runs on one
+# thread (MNN_MATMUL_ONE_THREAD, matmul_operands) are left out: serial_pack_elements has them.
 def gemm_data_movement(op: Op) -> tuple[float, float]:
-    """(elements packed, elements scatter-added by col2im) of a GEMM-kind op."""
+    """(elements packed by the split threads, elements scatter-added by col2im) of a GEMM-kind
+    op."""
     p = op.p
+    one = set(MNN_MATMUL_ONE_THREAD) if matmul_operands(op) else set()
     if "cout" in p:                                     # convolutions and their gradients
         g = p.get("groups", 1)
         n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
@@ -163,29 +166,76 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
         w = p["cout"] * k // max(g, 1)                  # weights
         if op.kind == "conv2d_dgrad":                   # dX cols = W^T dY, then col2im
             overlap = p.get("kh", 1) * p.get("kw", 1) > 1 or p.get("stride", 1) > 1
-            return p["cout"] * n + w, (k * n if overlap else 0.0)
+            packed = (0.0 if "B" in one else p["cout"] * n) + (0.0 if "A" in one else w)
+            return packed, (k * n if overlap else 0.0)
         if op.kind == "conv2d_wgrad":                   # dW = dY im2col(X)^T: both long operands
-            # the im2col is materialised by a Raster (im2col_buffer_bytes) and then packed per
-            # tile (MNNPackForMatMul_A): two passes over k x n; dY's panel: serial_pack_elements
-            return 2.0 * k * n + (p["cout"] * n if p.get("batch", 1) > 1 else 0.0), 0.0
+            # the im2col is materialised by a Raster (im2col_buffer_bytes), then packed as A
+            # (per tile in the threads, or on one thread: MNN_MATMUL_ONE_THREAD); dY's transpose
+            # Raster for a batch above 1; dY's panel (B) on one thread: serial_pack_elements
+            return ((1.0 if "A" in one else 2.0) * k * n
+                    + (p["cout"] * n if p.get("batch", 1) > 1 else 0.0)), 0.0
         return k * n + w, 0.0
     m, k, n = p.get("m", 1), p.get("k", 1), p.get("n", 1)
-    return p.get("count", 1) * (m * k + k * n), 0.0
+    return p.get("count", 1) * ((0.0 if "A" in one else m * k) + (0.0 if "B" in one else k * n)), 0.0
 
 
-# The part of a GEMM-kind op's packing that runs on ONE thread whatever the thread count.  MNN's
-# weight gradient (source/geometry/GeometryConv2DBackPropFilter.cpp) is C = MatMul(im2col(X), dY,
-# transposeB): CPUMatMul::onResize (source/backend/cpu/CPUMatMul.cpp) registers the packing of
-# its whole B operand (MNNPackForMatMul_B of dY, cout x n*oh*ow) as a pre-function with ONE
-# thread (``mPreFunctions.emplace_back(..., 1)``), run before the multi-threaded tile loop; the
-# A operand (the im2col) is packed per eP tile inside each thread's loop (MNNPackForMatMul_A),
-# so it splits.  Counted in elements of the op's dtype, at the packing kernel's cycles.
-def serial_pack_elements(op: Op) -> float:
-    """Elements of ``op`` packed on one thread before its split part (0 if none)."""
+# MNN's CPUMatMul (alibaba/MNN source/backend/cpu/CPUMatMul.cpp) runs the training step's
+# GEMMs: the geometry lowers a convolution whose weights are inputs to im2col + MatMul
+# (source/geometry/GeometryConv2D.cpp: the error gradient, ConvTranspose2D, is C = MatMul(W, dY),
+# W transposed, then col2im; GeometryConv2DBackPropFilter.cpp: the weight gradient is
+# C = MatMul(im2col(X), dY), dY transposed), and a fully connected layer's gradients are MatMuls
+# of the Express graph.  Which of its passes run on ONE thread depends on the release:
+# * 1.2.0 (April 2021, commit d91fc63) to 2.7.0 (September 2023, commit ea4f13d): onResize
+#   registers as pre-functions with one thread (``std::make_pair(..., 1)``) the packing of A
+#   (MNNPackCUnit / MNNPackCUnitTranspose, e x l elements) and of B (MNNPackForMatMul_B, l x h),
+#   and as a post-function with one thread the unpacking of C (MNNUnpackCUnitTranspose, e x h);
+#   only StrassenMatrixComputor's products are split over the threads.
+# * 2.8.0 (December 2023) on: only B's packing has one thread; A is packed per eP tile inside
+#   each thread's loop (MNNPackForMatMul_A) and the tiles write C.
+# Min-Energy's study (a Meizu 16T, released 2019; the paper names no MNN release) falls in the
+# first window, the default; ("B",) gives the later releases.  A training step's forward
+# convolutions and fully connected layers go through the same MatMul, but the cost model cannot
+# tell them from inference ones (MNN infers with ConvolutionTiled / Winograd, split), so only the
+# gradients' MatMuls (error_grad and weight_grad phases) are costed this way: a known gap.
+MNN_MATMUL_ONE_THREAD: tuple[str, ...] = ("A", "B", "C")
+
+
+def matmul_operands(op: Op) -> dict[str, float]:
+    """Elements of the A, B and C operands of the CPUMatMul that MNN runs for ``op``, a
+    gradient's GEMM (error_grad or weight_grad phase, groups 1); {} for other ops."""
     p = op.p
-    if op.kind == "conv2d_wgrad" and "cout" in p:
-        return float(p["cout"] * p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1))
-    return 0.0
+    if op.phase not in BACKWARD_PHASES or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
+        return {}
+    if "cout" in p:
+        n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
+        k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)
+        if op.kind == "conv2d_dgrad":                   # C[k, n] = W^T[k, cout] dY[cout, n]
+            return {"A": float(k * p["cout"]), "B": float(p["cout"] * n), "C": float(k * n)}
+        if op.kind == "conv2d_wgrad":                   # C[k, cout] = im2col[k, n] dY^T[n, cout]
+            return {"A": float(k * n), "B": float(p["cout"] * n), "C": float(k * p["cout"])}
+        return {}
+    m, k, n, c = p.get("m", 1), p.get("k", 1), p.get("n", 1), p.get("count", 1)
+    return {"A": float(c * m * k), "B": float(c * k * n), "C": float(c * m * n)}
+
+
+# The part of a GEMM-kind op's data movement that runs on ONE thread whatever the thread count:
+# the operands of its CPUMatMul that MNN_MATMUL_ONE_THREAD names, packed before (A, B) and
+# unpacked after (C) the split products, on the calling thread.  Counted in elements of the op's
+# dtype, at the packing kernel's cycles; what of each operand the last-level caches cannot hold
+# that thread reads and writes in DRAM (serial_dram_bytes).
+def serial_pack_elements(op: Op) -> float:
+    """Elements of ``op`` packed or unpacked on one thread (0 if none)."""
+    ops = matmul_operands(op)
+    return float(sum(ops.get(x, 0.0) for x in MNN_MATMUL_ONE_THREAD))
+
+
+def serial_dram_bytes(op: Op, soc: SocSpec) -> float:
+    """DRAM bytes of ``op``'s one-thread passes: each operand's read and its packed copy's write,
+    for the part of it that the L3 and SLC cannot hold."""
+    ops = matmul_operands(op)
+    llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
+    eb = _elt_bytes(op.dtype)
+    return float(sum(2.0 * max(0.0, ops.get(x, 0.0) * eb - llc) for x in MNN_MATMUL_ONE_THREAD))
 
 
 # MNN's weight gradient materialises im2col(X) (GeometryConvUtils::im2Col makes a virtual tensor
@@ -211,10 +261,12 @@ def im2col_buffer_bytes(op: Op) -> float:
 
 def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:
     """DRAM bytes of the im2col buffer: its write and its read-back, for what the L3 and SLC
-    cannot hold."""
+    cannot hold (its write alone when the one-thread packing of A reads it back: that read is
+    serial_dram_bytes')."""
     buf = im2col_buffer_bytes(op)
     llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
-    return 2.0 * max(0.0, buf - llc)
+    passes = 1.0 if "A" in MNN_MATMUL_ONE_THREAD and matmul_operands(op) else 2.0
+    return passes * max(0.0, buf - llc)
 
 
 # CPUMatMul deals the weight gradient's 12-row dW tiles (eP rows of C = im2col(X) x dY^T,
@@ -437,6 +489,10 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     serial_pack_s = min(ser)
     caller = ser.index(serial_pack_s)
     compute_s += serial_pack_s
+    # that thread's own DRAM traffic (serial_dram_bytes), at one sharer's bandwidth; the pass
+    # takes the longer of its cycles and its traffic (a streaming copy overlaps the two)
+    ser_dram = serial_dram_bytes(op, soc)
+    ser_kind = "cpu-big" if _out_of_order(soc.cpu.cluster_of(cores[caller])) else "cpu-little"
     cycles = compute_s * f_mhz * 1e6
     if n > 1 and forkjoin.SERIAL_FRACTION > 0:
         # the op's serial part (socsim.hw.forkjoin, Amdahl) runs on the calling thread, which
@@ -486,22 +542,27 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         sh = dram_mod.share(soc.dram, kind, {kind: n}, streams=max(1, n * per_thread),
                             background_bps=cfg.bg_dram_gbs * 1e9, latency_ns=lat_ns, clock_scale=ddr_scale)
         d_s = dram_bytes * share / sh.bandwidth_bps
+        ser_s = 0.0
+        if ser_dram > 0:
+            one = dram_mod.share(soc.dram, ser_kind, {ser_kind: 1}, streams=2,
+                                 background_bps=cfg.bg_dram_gbs * 1e9, latency_ns=lat_ns, clock_scale=ddr_scale)
+            ser_s = max(0.0, ser_dram / one.bandwidth_bps - serial_pack_s)
         # interval model (with uncore clocks): exposed cache-miss time and the DRAM time add to
         # the compute; without them the roofline overlap
-        st = exposed_s + d_s + sync_s if unc else max(0.0, d_s - core_s) + sync_s
+        st = (exposed_s + d_s + sync_s if unc else max(0.0, d_s - core_s) + sync_s) + ser_s
         nz = (core_s + st) * bg_u / (1.0 - bg_u)
         return lat_ns, d_s, st, nz
 
     dram_lat_ns, dram_s, stall_s, noise_s = timed(unc.get("ddr"))
     bwmon = soc.cpu.uncore.bwmon if soc.cpu.uncore is not None else None
-    if bwmon is not None and "ddr" in unc and dram_bytes > 0:
+    if bwmon is not None and "ddr" in unc and dram_bytes + ser_dram > 0:
         # the bandwidth governor (socsim.spec.soc.BwMon) votes from the traffic it measures, the
         # op's own plus the foreground apps'; the DDR runs at the higher of its vote and the
         # latency governors'.  A higher clock shortens the op and raises its traffic, so the
         # vote is taken again until it settles (it only rises, over a finite OPP list).
         for _ in range(len(bwmon.ddr_opps_mhz)):
             t = core_s + stall_s + noise_s
-            v = bwmon.vote(dram_bytes / t + cfg.bg_dram_gbs * 1e9)
+            v = bwmon.vote((dram_bytes + ser_dram) / t + cfg.bg_dram_gbs * 1e9)
             if v <= unc["ddr"]:
                 break
             unc["ddr"] = v
@@ -536,9 +597,9 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     detail = [("threads", float(n)), ("dram_latency_ns", dram_lat_ns)] + [(f"{k}_mhz", v) for k, v in unc.items()]
     detail += [ ("compute_s", compute_s), ("dram_s", dram_s), ("sync_s", sync_s), ("noise_s", noise_s),
               ("cache_cycles", float(hit_cycles)), ("sampled_fraction", mem.simulated_fraction),
-              ("dram_energy_j", dram_mod.energy_j(soc.dram, dram_bytes))]
+              ("dram_energy_j", dram_mod.energy_j(soc.dram, dram_bytes + ser_dram))]
     detail += [(f"hit_rate_{l.name}", l.hit_rate) for l in mem.levels]
     return OpCost.compose(int(core_cycles), f_mhz, stall_s,
-                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(dram_bytes),
+                          bytes=int(op.bytes_read + op.bytes_written), dram_bytes=int(dram_bytes + ser_dram),
                           activity=activity, busy=tuple(sorted(busy.items())),
                           detail=tuple(sorted(detail)))

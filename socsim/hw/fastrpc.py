@@ -54,16 +54,25 @@ def expected_crossings(ops: Sequence[Op]) -> list[int]:
     return out
 
 
-def switch_s(rpc: FastRpc, bytes_crossing: int, shared_buffers: bool = False) -> float:
+def switch_s(rpc: FastRpc, bytes_crossing: int, shared_buffers: bool = False, host_speed: float = 1.0) -> float:
     """Time of one CPU<->DSP switch moving ``bytes_crossing`` bytes of tensors.
 
     ``shared_buffers``: tensors live in ION buffers (zero copy) and only need cache maintenance;
     otherwise the driver duplicates them between the two memory spaces (Mandheling's case).
+    ``host_speed``: how fast the calling core runs host code (socsim.hw.host.host_speed).  The
+    duplication is host code on the calling thread (the driver's copy and the runtime's layout
+    conversion: ``copy_gbs``, ~40 MB/s, is ~60 cycles a byte at 2.4 GHz, far from any memory
+    bound), and ``copy_gbs`` was calibrated with Mandheling's default host, sd865's A77 at
+    2419.2 MHz (socsim.hw.host.HOST_REF, speed 1), so on another host it scales with that
+    core's speed.  The invoke and the cache maintenance are rpcperf's figures on a core it does
+    not state: not scaled.
     """
+    if not host_speed > 0:
+        raise ValueError(f"host_speed must be positive, got {host_speed}")
     mb = bytes_crossing / MB
     t = rpc.invoke_us * 1e-6 + rpc.cache_maint_us_per_mb * 1e-6 * mb
     if not shared_buffers:
-        t += bytes_crossing / (rpc.copy_gbs * 1e9)
+        t += bytes_crossing / (rpc.copy_gbs * 1e9) / host_speed
     return t
 
 

@@ -8,9 +8,14 @@ with fewer HVX contexts), the spec says why in its ``sources``.
 
 Packet and resource rules: LLVM's Hexagon processor models from V60 to V75 list the same HVX
 functional units (load, store, shift, permute, two multiply halves) and an issue width of 4
-(hw:hexagon.generations.hvx_functional_units), so one HVX kernel takes the same cycles on every
-generation here and ``isa/hvx``'s V66 rules stand for all of them; generations differ in how many
-contexts run kernels, in their memories, their clocks, and in HMX.
+(hw:hexagon.generations.hvx_functional_units), and their HVX itineraries are equal from V65 to
+V68 but for the VTCM gathers' slots (hw:hexagon.generations.hvx_itineraries, an instruction the
+emulator does not have), so one HVX kernel takes the same compute cycles on V65, V66 and V68 and
+``isa/hvx``'s V66 rules stand for them; these generations differ in how many contexts run
+kernels, in their memories (and so in memory stall cycles), their clocks, and in HMX.  From V69
+the vector-by-vector vrmpy and the saturating halfword vdmpy/vmpy take one multiply half instead
+of both (two per packet instead of one): not modelled, so V69/V73 are costed with V68's HVX
+timing (docs/hvx.md, Gaps).
 """
 from __future__ import annotations
 
@@ -55,7 +60,8 @@ GENERATIONS: dict[str, HexagonGeneration] = {g.arch: g for g in (
     HexagonGeneration(
         "v73", "Hexagon (Snapdragon 8 Gen 2)", 6, 4, 1024, 8192, 2048,
         "assumption: as v69 (LLVM's V73 processor model lists the same HVX units, "
-        "hw:hexagon.generations.hvx_functional_units); no public V73 HMX tile figure, V68's taken"),
+        "hw:hexagon.generations.hvx_functional_units; its HVX timing: hw:hexagon.generations.hvx_itineraries); "
+        "no public V73 HMX tile figure, V68's taken"),
 )}
 
 

@@ -36,10 +36,13 @@ class Handover:
     cross (and whether the plan shares buffers), and the trace slice it makes (``name`` is a
     format string with ``{src}`` and ``{dst}``, the units on either side)."""
 
-    time_s: Callable[[SocSpec, int, bool], float]
+    time_s: Callable[..., float]
     track: str
     name: str
     kind: str
+    # the hand-over has host code on the calling core: ``time_s`` also takes ``host_speed=``
+    # (socsim.hw.host.host_speed of the batch's host core); else it is called with three arguments
+    host_scaled: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,9 +204,9 @@ def _gpu_config(soc: SocSpec, *, cores: tuple[int, ...], freqs: tuple[tuple[str,
     return GpuConfig(freq_mhz=mhz or soc.gpu.opps[-1].freq_mhz, bg_dram_gbs=bg_dram_gbs)
 
 
-def _fastrpc_s(soc: SocSpec, crossing: int, shared_buffers: bool) -> float:
+def _fastrpc_s(soc: SocSpec, crossing: int, shared_buffers: bool, host_speed: float = 1.0) -> float:
     from socsim.hw import fastrpc
-    return fastrpc.switch_s(soc.fastrpc, crossing, shared_buffers)
+    return fastrpc.switch_s(soc.fastrpc, crossing, shared_buffers, host_speed)
 
 
 def _gpu_switch_s(soc: SocSpec, crossing: int, shared_buffers: bool) -> float:
@@ -223,7 +226,7 @@ register(ComputeUnit(
     name="dsp", title="DSP", present=lambda soc: soc.dsp is not None, cost_model=_dsp_model,
     supports=_dsp_supports, config=_dsp_config, part=lambda soc: soc.dsp.name, rail=RAIL_CDSP,
     clock_mhz=lambda soc: soc.dsp.training_clock_mhz, trace_tid=200, domain="cdsp",
-    handover=Handover(_fastrpc_s, track="fastrpc", name="rpc {src}->{dst}", kind="fastrpc")))
+    handover=Handover(_fastrpc_s, track="fastrpc", name="rpc {src}->{dst}", kind="fastrpc", host_scaled=True)))
 # the GPU: a queue drain and a layout copy hand work over (socsim.hw.gpu.cpu_gpu_switch_s)
 register(ComputeUnit(
     name="gpu", title="GPU", present=lambda soc: soc.gpu is not None, cost_model=_gpu_model,
@@ -237,4 +240,4 @@ register(ComputeUnit(
     cost_model=_hmx_model, supports=_hmx_supports, config=_dsp_config,
     part=lambda soc: f"{soc.dsp.hvx_arch.upper()} HMX {soc.dsp.hmx.int8_macs_per_cycle} MAC/cycle", rail=RAIL_CDSP,
     clock_mhz=lambda soc: soc.dsp.training_clock_mhz, trace_tid=202, domain="cdsp",
-    handover=Handover(_fastrpc_s, track="fastrpc", name="rpc {src}->{dst}", kind="fastrpc")))
+    handover=Handover(_fastrpc_s, track="fastrpc", name="rpc {src}->{dst}", kind="fastrpc", host_scaled=True)))

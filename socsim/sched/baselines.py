@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.contract.cores import core_set_error
 from socsim.hw.cpu import BACKWARD_KERNEL_SLOWDOWN, BACKWARD_PHASES, GEMM_KINDS, THREAD_SYNC_S
+from socsim.hw.host import HOST_COREMARK_PER_MHZ, HOST_REF, host_speed  # noqa: F401 - re-exported (tests, PyTorchRun)
 from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
 from socsim.sched.fusion import fuse
@@ -90,21 +91,10 @@ PYTORCH_DEFAULT_VERSION = "1.8"
 PYTORCH_GROUP_LOOP_CALLS = 12
 # The dispatch cost above is host code (dispatcher, autograd, allocator): branchy integer code whose
 # speed follows the core that runs it, not the NEON units.  PYTORCH_DISPATCH_S_PER_OP is taken on
-# the reference core below (the Cortex-A77 mid core of Swan's sd865 at its top clock, the host core
-# of PyTorch's four-big-core run there); on another host core it scales with CoreMark per MHz x the
-# core's top clock.  CoreMark/MHz: calibration/hardware.yaml cpu_core_power_mw_at_max.
-# coremark_per_mhz (freqbench: A55 3.71, A77 8.48, A78 9.10, X1 9.29).  Core types freqbench lacks
-# are derived from the A55 through the EAS capacity-dmips-mhz of their SoC's device tree
-# (calibration/hardware.yaml cpu_energy_model, which reproduces the freqbench A77/A55 ratio on
-# sd865: 1024/448 x 3.71 = 8.48): A76 3.71 x 1024/488 (sm8150.dtsi), A75 3.71 x 1024/611
-# (sdm845.dtsi), Exynos M4 and the 9820's A75 from exynos9820.dts capacities per MHz at their top
-# clocks (785/2730, 531/2314 against the A55's 272/1950).  Others (A510, A715, X3): assumption,
-# the A77's figure scaled by decode width (A510 3-wide in-order: 4.24, close to the A55 it
-# replaces; A715 5-wide, X3 6-wide: no public CoreMark/MHz read here).
-PYTORCH_HOST_REF = ("cortex-a77", 2419.2)
-HOST_COREMARK_PER_MHZ = {"cortex-a55": 3.71, "cortex-a77": 8.48, "cortex-a78": 9.10, "cortex-x1": 9.29,
-                         "cortex-a76": 7.78, "cortex-a75": 6.22, "exynos-m4": 7.65,
-                         "cortex-a510": 4.24, "cortex-a715": 8.48 * 5 / 6, "cortex-x3": 8.48}
+# the reference core of socsim.hw.host (the Cortex-A77 mid core of Swan's sd865 at its top clock,
+# the host core of PyTorch's four-big-core run there); on another host core it scales with
+# CoreMark per MHz x the core's top clock (socsim.hw.host.host_speed).
+PYTORCH_HOST_REF = HOST_REF
 # PyTorch's intra-op parallelism: at::parallel_for opens one parallel region (fork-join of the
 # intra-op thread pool: OpenMP in a Linux build from source, as Swan's; pthreadpool on Android)
 # per parallel kernel call.  Inside the group loop each group's kernels are separate calls: the
@@ -116,6 +106,39 @@ HOST_COREMARK_PER_MHZ = {"cortex-a55": 3.71, "cortex-a77": 8.48, "cortex-a78": 9
 # Convolution.cpp (pytorch/pytorch).  Each region costs the CPU model's fork-join per extra thread
 # (socsim.hw.cpu.THREAD_SYNC_S), paid on the host core while the others wait.
 PYTORCH_GROUP_LOOP_REGIONS = {"1.8": 6, "1.11": 3}
+# Up to 1.10 a non-mobile (Linux) build runs each group's one-group convolution through NNPACK
+# when the batch has at least 16 images: ``_convolution_nogroup`` calls
+# ``_nnpack_spatial_convolution`` whenever ``ConvParams::use_nnpack`` holds (float CPU tensors,
+# not dilated or transposed, kernel under 17, and ``input.size(0) >= 16`` outside C10_MOBILE;
+# aten/src/ATen/native/Convolution.cpp of 1.9/1.10, pytorch/pytorch).  NNPACK is built into
+# PyTorch's aarch64 Linux builds by default, and Swan's mini-batch is 16.  1.11 uses NNPACK only
+# when no gradient is needed (its convolution backend selection), so a training step there keeps
+# slow_conv2d.  What NNPACK changes in the group loop:
+# * the forward runs on NNPACK's own thread pool, a pthreadpool of at::get_num_threads() threads
+#   beside ATen's OpenMP pool (aten/src/ATen/native/NNPACK.cpp, ``nnpack_threadpool``, which
+#   follows the thread count since pytorch/pytorch#40707), opening the parallel regions that
+#   nnpack_regions() counts, each a fork-join of that pool (THREAD_SYNC_S per extra thread); the
+#   slow_conv2d forward's OpenMP region is gone;
+# * the convolution's backward is ``slow_conv_dilated2d_backward``, a serial loop over the
+#   images (one small GEMM, im2col and col2im per image on the calling thread; ATen's
+#   NaiveDilatedConvolution.cpp): the input gradient no longer splits the batch over ATen's
+#   threads and its OpenMP region is gone, so 4 of 1.8's 6 regions per group remain.  Inferred,
+#   not read in the 1.8 derivatives.yaml: the autograd node generated for
+#   ``_nnpack_spatial_convolution`` in 1.4-1.10 saves the input, the weight, the weight's sizes
+#   2 and 3, the stride and the padding, the arguments of slow_conv_dilated2d_backward (kernel
+#   size, stride, padding); NNPACK's own gradient functions take neither kernel size nor stride.
+# * the bias-free call allocates a zero bias (``at::zeros({weight.size(0)})``): one more ATen
+#   call per group (PYTORCH_NNPACK_EXTRA_CALLS).
+PYTORCH_NNPACK_MIN_BATCH = 16
+PYTORCH_NNPACK_REGIONS_1_8 = 4
+PYTORCH_NNPACK_EXTRA_CALLS = 1
+# NNPACK's cache blocking on ARM, where it does not read the caches (NNPACK src/init.c,
+# ``init_static_hwinfo``: L1 16 KiB, L2 128 KiB inclusive of L1, L3 2 MiB inclusive of L2) and
+# its NEON tuple GEMMs (``sxgemm`` 3x4 for Winograd, ``cxgemm`` 2x2 for the FFTs; SIMD width 4).
+NNPACK_BLOCKING_BYTES = {"l1": 16 * 1024, "l2": 128 * 1024 - 16 * 1024, "l3": 2 * 1024 * 1024 - 128 * 1024}
+NNPACK_SIMD_WIDTH = 4
+NNPACK_SXGEMM_MR_NR = (3, 4)
+NNPACK_CXGEMM_MR_NR = (2, 2)
 # MNN builds its gradient convolutions by backend-independent "geometry computing":
 # Conv2DBackPropFilter is an im2col raster, a transposing raster of dY, a generic MatMul and a
 # transposing raster into dW (MNN source, source/geometry/GeometryConv2DBackPropFilter.cpp), the
@@ -188,8 +211,10 @@ class CpuOptions(BaseModel):
 
 
 def grouped_convs(graph) -> list[Op]:
-    """The forward ops of ``graph``'s grouped convolutions (more than one group)."""
-    return [op for op in graph.ops if op.phase == "forward" and op.p.get("groups", 1) > 1]
+    """The forward ops of ``graph``'s grouped convolutions (more than one group; a channel
+    shuffle's ``groups`` is not a convolution's and runs no group loop)."""
+    return [op for op in graph.ops if op.phase == "forward" and op.p.get("groups", 1) > 1
+            and lookup(op.kind).shape == "conv"]
 
 
 def group_grad_sum(conv: Op, dgrad: Op) -> Op:
@@ -215,15 +240,61 @@ def group_grad_sum(conv: Op, dgrad: Op) -> Op:
                      ("grad_of", conv.inputs[0] if conv.inputs else conv.name), ("role", "grad_accum")))
 
 
-def host_speed(soc, core: int) -> float:
-    """How fast ``core`` runs PyTorch's host code (dispatch, autograd) at its top clock, relative
-    to the reference core of PYTORCH_DISPATCH_S_PER_OP (HOST_COREMARK_PER_MHZ)."""
-    cl = soc.cpu.cluster_of(core)
-    per_mhz = HOST_COREMARK_PER_MHZ.get(cl.core_type)
-    if per_mhz is None:     # a core type not in the table: the A77's figure scaled by decode width
-        per_mhz = HOST_COREMARK_PER_MHZ["cortex-a77"] * cl.issue_width / 6
-    ref_type, ref_mhz = PYTORCH_HOST_REF
-    return per_mhz * cl.max_mhz / (HOST_COREMARK_PER_MHZ[ref_type] * ref_mhz)
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def uses_nnpack(conv: Op, version: str) -> bool:
+    """Whether PyTorch ``version`` runs ``conv``'s per-group forward through NNPACK in a training
+    step of a Linux build (``ConvParams::use_nnpack``: up to 1.10, batch of 16 or more, kernel
+    under 17; see PYTORCH_NNPACK_MIN_BATCH)."""
+    p = conv.p
+    return (version == "1.8" and p.get("batch", 1) >= PYTORCH_NNPACK_MIN_BATCH
+            and max(p.get("kh", 1), p.get("kw", 1)) < 17)
+
+
+def nnpack_regions(conv: Op) -> int:
+    """The parallel regions (pthreadpool calls that wake the pool's threads) NNPACK opens for one
+    group of ``conv``'s forward.  Stride 1: one ``nnp_convolution_output`` over the batch, counted
+    from NNPACK src/convolution-output.c: the algorithm its ``auto`` picks (Winograd F(6x6, 3x3)
+    for 3x3 kernels, else 8x8 or 16x16 FFT tiles), its cache blocks (NNPACK_BLOCKING_BYTES), and
+    per input-channel block a kernel transform, per tile block an input transform and per tuple
+    and output-channel block a tuple GEMM, then one output transform; a call whose range fits in
+    one tile runs on the calling thread (pthreadpool's portable API), so a one-channel group
+    opens only its input transforms and the output transform.  Stride 2 or more: PyTorch calls
+    ``nnp_convolution_inference`` once per image, counted as one region per image (assumption: a
+    lower bound; the inference path of the NNPACK revision PyTorch 1.8 pins was not read)."""
+    p = conv.p
+    g = p.get("groups", 1)
+    cin, cout, b = p["cin"] // g, p["cout"] // g, p["batch"]
+    kh, kw = p.get("kh", 1), p.get("kw", 1)
+    if p.get("stride", 1) != 1:
+        return b
+    oh, ow = p["oh"], p["ow"]
+    if max(kh, kw) > 8:
+        tile, fourier = 16, True
+    else:
+        t8 = _cdiv(oh, 8 - kh + 1) * _cdiv(ow, 8 - kw + 1)
+        t16 = _cdiv(oh, 16 - kh + 1) * _cdiv(ow, 16 - kw + 1)
+        tile, fourier = (8, not (kh == kw == 3)) if t8 <= 4 * t16 else (16, True)
+    tuple_elements = NNPACK_SIMD_WIDTH * (2 if fourier else 1)
+    tuple_count = tile * tile // tuple_elements
+    mr, nr = NNPACK_CXGEMM_MR_NR if fourier else NNPACK_SXGEMM_MR_NR
+    elems = {k: v // (tuple_elements * 4) for k, v in NNPACK_BLOCKING_BYTES.items()}
+    icb_max = max(2, elems["l1"] // (mr + nr) // 2 * 2)
+    tiles_block_max = max(mr, elems["l2"] // icb_max // mr * mr)
+    ocb_max = max(nr, elems["l3"] // icb_max // nr * nr)
+    tiles = b * _cdiv(oh, tile - kh + 1) * _cdiv(ow, tile - kw + 1)
+    regions = 0
+    for ic0 in range(0, cin, icb_max):
+        icb = min(cin - ic0, icb_max)
+        regions += int(not (cout <= nr and icb <= 1))                       # kernel transform
+        for t0 in range(0, tiles, tiles_block_max):
+            tbs = min(tiles - t0, tiles_block_max)
+            regions += int(not (icb <= 1 and tbs <= mr))                     # input transform
+            gemms = sum(int(min(cout - o0, ocb_max) > nr) for o0 in range(0, cout, ocb_max))
+            regions += tuple_count * gemms                                   # tuple GEMMs
+    return regions + int(not (cout <= nr and tiles <= mr))                  # output transform
 
 
 def batch_split(batch: int, threads: int) -> float:
@@ -257,8 +328,12 @@ class PyTorchRun:
     in ceil(batch / threads) chunks (:func:`batch_split`), and each group's weight gradient on
     one thread (slow_conv2d's weight gradient loops over the batch's images serially, one small
     GEMM per image: ConvolutionMM2d.cpp, ``slow_conv2d_backward_weight_out_cpu_template``;
-    a group's GEMM, kh*kw*cin/G x cout/G, is too small for the BLAS to thread).  Without them,
-    the core-independent model (dispatch at the reference core, no threading effects)."""
+    a group's GEMM, kh*kw*cin/G x cout/G, is too small for the BLAS to thread).  Where 1.8 runs
+    the group's convolution through NNPACK (:func:`uses_nnpack`, a batch of 16 or more), its
+    forward is NNPACK's, split evenly over NNPACK's own pool with a fork-join per region
+    (:func:`nnpack_regions`, overhead ``nnpack-fork-join``), and its input gradient is
+    slow_conv_dilated2d's serial loop, on one thread (PYTORCH_NNPACK_*).  Without ``soc`` and
+    ``cores``, the core-independent model (dispatch at the reference core, no threading effects)."""
 
     def __init__(self, graph, version: str = PYTORCH_DEFAULT_VERSION, soc=None,
                  cores: tuple[int, ...] = ()) -> None:
@@ -271,11 +346,20 @@ class PyTorchRun:
         threaded = soc is not None and bool(cores)
         speed = host_speed(soc, cores[0]) if threaded else 1.0
         n = len(cores) if threaded else 1
+        # the grouped layers whose per-group convolution runs through NNPACK (PYTORCH_NNPACK_*)
+        nnp = {c.layer for c in convs if uses_nnpack(c, version)}
+        nnp_groups = sum(c.p["groups"] for c in convs if c.layer in nnp)
         over = [("autograd-dispatch", PYTORCH_DISPATCH_S_PER_OP * len(graph.ops) / speed)]
         if groups:
-            over.append(("group-loop-dispatch", PYTORCH_DISPATCH_S_PER_OP * PYTORCH_GROUP_LOOP_CALLS * groups / speed))
+            calls = PYTORCH_GROUP_LOOP_CALLS * groups + PYTORCH_NNPACK_EXTRA_CALLS * nnp_groups
+            over.append(("group-loop-dispatch", PYTORCH_DISPATCH_S_PER_OP * calls / speed))
             if n > 1:
-                over.append(("group-loop-fork-join", PYTORCH_GROUP_LOOP_REGIONS[version] * groups * THREAD_SYNC_S * (n - 1)))
+                regions = (PYTORCH_GROUP_LOOP_REGIONS[version] * (groups - nnp_groups)
+                           + PYTORCH_NNPACK_REGIONS_1_8 * nnp_groups)
+                over.append(("group-loop-fork-join", regions * THREAD_SYNC_S * (n - 1)))
+                if nnp:
+                    pool = sum(c.p["groups"] * nnpack_regions(c) for c in convs if c.layer in nnp)
+                    over.append(("nnpack-fork-join", pool * THREAD_SYNC_S * (n - 1)))
         self.overheads = tuple(over)
         base_ops = scaled.ops
         if n > 1 and convs:
@@ -283,7 +367,12 @@ class PyTorchRun:
             out = []
             for op in base_ops:
                 role = lookup(op.kind).backward if op.layer in grouped else None
-                if op.layer in grouped and op.phase == "forward" and op.p.get("groups", 1) > 1 or role == "dgrad":
+                fwd = op.layer in grouped and op.phase == "forward" and op.p.get("groups", 1) > 1
+                if op.layer in nnp and fwd:
+                    pass        # NNPACK's pool deals tiles with work stealing: an even split
+                elif op.layer in nnp and role == "dgrad":
+                    op = _rethread(op, float(n), "one thread (slow_conv_dilated2d_backward's serial loop over the batch)")
+                elif fwd or role == "dgrad":
                     op = _rethread(op, batch_split(op.p.get("batch", graph.batch), n), f"batch split over {n}")
                 elif role == "wgrad":
                     op = _rethread(op, float(n), "one thread (serial loop over the batch)")

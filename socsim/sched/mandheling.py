@@ -33,6 +33,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from socsim.hw import fastrpc
+from socsim.hw.host import host_speed
 from socsim.contract import BaseScheduler, Plan, Step
 from socsim.sched.dp import co_schedule, placement_time
 from socsim.sched.profiling import governed_freqs, latencies, switch_costs
@@ -161,7 +162,8 @@ class Mandheling(BaseScheduler):
     def _build(self, ctx, graph, ops: list[Op], cores, splits, mem_of, budget_mb: float, kind: str) -> Plan:
         """Place ``ops`` (one rescale variant of the batch) and wrap them as a Plan."""
         o = self.options
-        sw = switch_costs(ctx, ops)
+        # the switches' host code runs on the plan's host core, its first (socsim.engine.batch.host_core)
+        sw = switch_costs(ctx, ops, host_speed=host_speed(ctx.soc, cores[0]))
         budget_bytes = int(budget_mb * MB)
         freq: str | float | dict = "max"
         seen: list = []

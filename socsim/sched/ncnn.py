@@ -16,6 +16,11 @@ ncnn-int8    an INT8 model (``_int8``, ncnn2int8) on the CPU: every convolution 
              ncnn turns Winograd off for int8 (create_pipeline_int8_arm: ``if
              cpu_support_arm_asimddp() prefer_winograd = false``): 3x3 convolutions are im2col +
              SDOT GEMM, 9 MACs per output and input channel, where the FP16 path does 64/36.
+             A convolution whose readers are all int8 convolutions writes int8 instead, in
+             one requantize pass with its activation, and its readers quantize nothing
+             (ncnn2int8's fuse_requantize, :func:`requantized`).
+             The GEMM runs at the core's FP kernel efficiency times its int8 path's factor
+             (ncnn's run-time choice of SMMLA, SDOT or SMLAL tiles: :data:`NCNN_INT8_PATH_RELATIVE`).
              Other layers run in FP16 as in ncnn-fp32, depthwise convolutions included,
              which ncnn runs in int8 too (ConvolutionDepthWise_arm::forward_int8_arm: quantize,
              int8 kernel, dequantize to FP32): not modelled, no INT8 row of the development list
@@ -47,7 +52,7 @@ from pydantic import Field
 from socsim.contract import BaseScheduler, Plan, single_unit_plan
 from socsim.errors import ScheduleError
 from socsim.sched.baselines import CpuOptions, GpuOptions, KernelGraph, scale_work
-from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic
+from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic, has_i8mm
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
 
@@ -193,9 +198,13 @@ def winograd(op: Op, m: int, elt: int) -> tuple[Op, ...]:
     return tin, gemm, tout
 
 
-def _quantized(op: Op, winograd_ok: bool, elt: int, int8_rel: float = 1.0) -> tuple[Op, ...]:
+def _quantized(op: Op, winograd_ok: bool, elt: int, int8_rel: float = 1.0, int8_in: bool = False,
+               requantize: bool = False) -> tuple[Op, ...]:
     """ncnn's INT8 convolution / inner product: quantize the input, int8 GEMM into int32,
-    dequantize to FP16 storage, then the activation (forward_int8_arm)."""
+    dequantize to FP16 storage, then the activation (forward_int8_arm).  ``int8_in``: the input
+    is already int8 (its producer requantized), no quantize pass; ``requantize``: the output
+    goes to int8 convolutions only, so one pass turns the int32 blob into their int8 input,
+    bias and activation included (requantize_from_int32_to_int8; :func:`requantized`)."""
     p = op.p
     kind = lookup(op.kind)
     if kind.shape == "conv":
@@ -210,7 +219,7 @@ def _quantized(op: Op, winograd_ok: bool, elt: int, int8_rel: float = 1.0) -> tu
     q = replace(q, flops=x_n * lookup("quantize").flops_per_elem)
     w8 = op.weight_bytes // 4
     m = 4 if winograd_ok and is_conv3x3s1(op) and min(p["cin"], p["cout"]) >= 8 else 0
-    gemm = replace(op, name=f"{op.name}.int8_gemm", dtype="int8", inputs=(q.name,), flops=0,
+    gemm = replace(op, name=f"{op.name}.int8_gemm", dtype="int8", inputs=op.inputs if int8_in else (q.name,), flops=0,
                    bytes_read=x_n + w8, bytes_written=4 * y_n, weight_bytes=w8, out_bytes=4 * y_n,
                    attrs=tuple(sorted(dict(op.attrs, algorithm="winograd43_int8" if m else "im2col_sdot").items())))
     if m:
@@ -218,12 +227,46 @@ def _quantized(op: Op, winograd_ok: bool, elt: int, int8_rel: float = 1.0) -> tu
         # 36/16 per output instead of 9
         gemm = replace(gemm, macs=round(op.macs * 36 / (16 * 9)))
     gemm = scale_work(gemm, int8_rel)
+    front = () if int8_in else (q,)
+    if requantize:
+        # int32 -> float, scale and bias, the activation, scale to the consumer's int8 range,
+        # round and saturate: dequantize's and quantize's arithmetic and the activation's
+        flops = y_n * (lookup("dequantize").flops_per_elem + lookup("quantize").flops_per_elem + int(has_act))
+        rq = _eltwise(op, "requantize", "quantize", y_n, flops, 4 * y_n, y_n, "int8", (gemm.name,),
+                      "requantize_from_int32_to_int8")
+        return (*front, gemm, replace(rq, name=op.name))
     dq = _eltwise(op, "dequantize", "dequantize", y_n, y_n * lookup("dequantize").flops_per_elem, 4 * y_n,
                   y_n * elt, "fp16" if elt == 2 else "fp32", (gemm.name,), "dequantize_from_int32")
     if not has_act:
-        return q, gemm, replace(dq, name=op.name)
+        return (*front, gemm, replace(dq, name=op.name))
     a = _eltwise(op, "activation", "relu", y_n, y_n, y_n * elt, y_n * elt, dq.dtype, (dq.name,), "activation")
-    return q, gemm, dq, replace(a, name=op.name)
+    return (*front, gemm, dq, replace(a, name=op.name))
+
+
+def _int8_conv(op: Op) -> bool:
+    """Whether ncnn runs ``op`` as an int8 Convolution (not an InnerProduct): what ncnn2int8's
+    requantize fusion joins."""
+    kind = lookup(op.kind)
+    return (op.phase == "forward" and kind.kernel == "gemm" and kind.shape == "conv"
+            and op.p.get("groups", 1) == 1)
+
+
+def requantized(ops: tuple[Op, ...]) -> set[str]:
+    """Names of the (folded) int8 convolutions whose output ncnn2int8 requantizes: every reader of
+    it is an int8 convolution taking it as its only input (tools/quantize/ncnn2int8.cpp,
+    fuse_requantize: Convolution -> Convolution, or Convolution -> Split -> Convolutions only;
+    int8_scale_term += 100, so forward_int8_arm writes int8 through requantize_from_int32_to_int8
+    and the readers skip quantize_to_int8).  The benchmark's int8 models carry it
+    (benchmark/resnet18_int8.param: the eight res*_branch2a convolutions, ``8=102``).
+    ncnn2int8 fuses a ConvolutionDepthWise reader too; socsim's ncnn-int8 runs depthwise
+    convolutions in FP16 (module docstring), so a depthwise reader keeps the dequantize."""
+    readers: dict[str, list[Op]] = {}
+    for op in ops:
+        for t in op.inputs:
+            readers.setdefault(t, []).append(op)
+    return {op.name for op in ops
+            if _int8_conv(op) and readers.get(op.name)
+            and all(_int8_conv(r) and r.inputs == (op.name,) for r in readers[op.name])}
 
 
 def _lower(graph, each) -> KernelGraph:
@@ -248,12 +291,15 @@ def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float =
     (:func:`int8_gemm_relative`); ``stretch``: every kernel's arithmetic that many times its
     one-thread-per-core share (more threads than cores, :func:`oversubscription`)."""
     elt = 2 if fp16 else 4
+    req = requantized(fold(graph.ops, activations=True)[0]) if int8 else set()
 
     def lowered(op: Op) -> tuple[Op, ...]:
         kind = lookup(op.kind)
         conv_like = kind.kernel == "gemm" and (kind.shape == "gemm" or op.p.get("groups", 1) == 1)
         if int8 and conv_like and op.phase == "forward":
-            return _quantized(op, winograd_ok=not dotprod, elt=elt, int8_rel=int8_rel)
+            int8_in = len(op.inputs) == 1 and op.inputs[0] in req
+            return _quantized(op, winograd_ok=not dotprod, elt=elt, int8_rel=int8_rel, int8_in=int8_in,
+                              requantize=op.name in req)
         op16 = _retype(op, "fp16", 0.5) if fp16 else op
         m = cpu_winograd_m(op, fp16)
         return winograd(op16, m, elt) if m else (op16,)
@@ -294,14 +340,50 @@ def ncnn_vulkan_ops(graph, fp16: bool) -> KernelGraph:
     return _lower(graph, each)
 
 
+# ncnn's int8 GEMM against its FP16/FP32 one, per int8 kernel path.  ncnn builds its int8
+# im2col GEMM (src/layer/arm/convolution_im2col_gemm_int8.h) in three variants and picks one at
+# run time by the core's features (NCNN_RUNTIME_CPU: cpu_support_arm_i8mm(), then
+# cpu_support_arm_asimddp()): SMMLA tiles ("i8mm"), SDOT tiles ("asimddp"), and SMLAL int16
+# widening without either; the FP kernel efficiency (socsim.spec.coretypes.FP32_EFFICIENCY) was
+# fitted on MNN's FP32 training kernels, a compiled C/intrinsics stream with packing and edge
+# tiles, where ncnn's int8 tiles are hand-scheduled inline assembly over panels packed once per
+# L2 tile.  One factor per path, multiplying the core's fp32_efficiency (int8_gemm_relative):
+# * "asimddp": FITTED on the 10 INT8/FP32 ratios of the dot-product cores in
+#   calibration/dev/ncnn_phones.yaml (Snapdragon 855+: four A76; Snapdragon 888: X1 + three A78;
+#   1, 4 and 8 threads), jointly scored with the 1->4 thread ratios (docs/modeling.md, Fitted
+#   constants), with ncnn2int8's requantize fusion (:func:`requantized`): factor 1.0 / 1.1 /
+#   1.15 / 1.2 gives INT8/FP32 MAPE 16.0 / 14.7 / 14.8 / 14.9% over the whole table (threads
+#   1->4 11.5 / 11.8 / 11.9 / 12.0%).  1.1 puts the A76's int8 GEMM at 0.90 of its SDOT stream's
+#   llvm-mca cycles (0.82 x 1.1), plausible for a hand-scheduled tile with its operands in L1
+#   (0.85-1.0 of the stream; 1.22 would pass it).  Before the requantize fusion the scan gave 1.2
+#   (14.6%): part of what the factor stood for was the passes ncnn does not run.
+# * "i8mm": 1.0, ASSUMPTION (not fitted): the only phone of the development set whose cores have
+#   FEAT_I8MM is the Snapdragon 8 Gen 2 (X3, A715/A710, A510), so a factor fitted on its rows
+#   would be a per-phone correction.  Its GEMM is costed on the SDOT stream's cycles: llvm-mca
+#   (LLVM 19) gives SMMLA the SDOT's throughput on Neoverse N2/V2 and Cortex-A510, with twice
+#   its MACs, so the instruction stream alone would make this path 2x faster; the phone shows
+#   the opposite (its INT8 VGG-16 on one thread takes 2.7x its FP32 time, the 855+'s 1.6x).
+#   Scanned, not kept (before the requantize fusion): 0.8 with "asimddp" 1.2 gave INT8/FP32
+#   10.7% (docs/modeling.md).
+# * cores with neither: 1.0 (their SMLAL path; no development row runs one).
+NCNN_INT8_PATH_RELATIVE: dict[str, float] = {"asimddp": 1.1, "i8mm": 1.0, "neon": 1.0}
+
+
+def int8_kernel_path(core_type: str) -> str:
+    """The int8 GEMM variant ncnn runs on a ``core_type`` core: "i8mm", "asimddp" or "neon"."""
+    if has_i8mm(core_type):
+        return "i8mm"
+    return "asimddp" if has_dotprod(core_type) else "neon"
+
+
 def int8_gemm_relative(clusters) -> float:
     """ncnn's int8 GEMM efficiency relative to the spec's ``int8_efficiency`` (MNN's int8
-    training kernels), averaged over the cores' clusters.  Assumption: ncnn's int8 im2col GEMM
-    (src/layer/arm/convolution_im2col_gemm_int8.h) is built like its FP16/FP32 one
-    (convolution_im2col_gemm.h: the same packing of A and B into panels, the same tiling by L2
-    size, an 8x12-style register block), so it reaches the same fraction of its SDOT peak as the
-    FP kernel does of its FMLA peak: the core's fp32_efficiency."""
-    return sum(c.fp32_efficiency / c.int8_efficiency for c in clusters) / len(clusters)
+    training kernels), averaged over the cores' clusters: the core's fp32_efficiency (ncnn's int8
+    im2col GEMM, src/layer/arm/convolution_im2col_gemm_int8.h, is built like its FP16/FP32 one,
+    convolution_im2col_gemm.h: the same packing of A and B into panels, the same tiling by L2
+    size) times its int8 path's factor (:data:`NCNN_INT8_PATH_RELATIVE`)."""
+    return sum(c.fp32_efficiency * NCNN_INT8_PATH_RELATIVE[int8_kernel_path(c.core_type)] / c.int8_efficiency
+               for c in clusters) / len(clusters)
 
 
 def oversubscription(threads: int | None, cores: int) -> tuple[int, float]:

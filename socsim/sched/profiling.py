@@ -17,10 +17,11 @@ def latencies(ctx, ops: Sequence[Op], unit: str, cores: tuple[int, ...] | None =
     return [ctx.profile(op, unit) for op in ops]
 
 
-def switch_costs(ctx, ops: Sequence[Op], shared_buffers: bool = False) -> list[float]:
+def switch_costs(ctx, ops: Sequence[Op], shared_buffers: bool = False, host_speed: float = 1.0) -> list[float]:
     """Cost of a CPU<->DSP switch right before each op (FastRPC moving the tensors the ops
-    after the switch read, socsim.hw.fastrpc.expected_crossings)."""
-    return [ctx.switch_s(b, shared_buffers) for b in expected_crossings(ops)]
+    after the switch read, socsim.hw.fastrpc.expected_crossings), called from a host core of
+    ``host_speed`` (socsim.hw.host.host_speed)."""
+    return [ctx.switch_s(b, shared_buffers, host_speed=host_speed) for b in expected_crossings(ops)]
 
 
 def governed_freqs(ctx, cores: tuple[int, ...], cpu_busy_s: float, batch_s: float) -> dict[str, float] | str | None:

@@ -115,14 +115,28 @@ def kernel_power(core_type: str) -> float:
 # the ARMv8.2-A extensions with half-precision floating point and the dot product instructions
 # (introduced with these two cores, Arm DynamIQ launch, 2017); Cortex-A76 (100798), A77
 # (101111), A78 (101430), X1 (101433) implement ARMv8.2-A with FP16 and DotProd; the Armv9-A
-# cores Cortex-A510 (101604), A710 (101800), A715 (101590), X3 (101593) include both.
+# cores Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803), X3 (101593) include both.
 # Samsung's Exynos M4 (Mongoose 4): ARMv8.2-A with FP16 and dot product (Samsung's Hot Chips 31
 # (2019) M-series talk, Grayson et al., ISCA 2020 "Evolution of the Samsung Exynos CPU
 # microarchitecture", Table 1); an assumption where those name the ISA level only.
 _V82_FP16_DOTPROD = ("cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1",
-                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x3", "exynos-m4")
+                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4")
 FP16_ARITHMETIC: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
+
+
+# I8MM: the int8 matrix multiply-accumulate instructions (FEAT_I8MM: SMMLA/UMMLA/USMMLA, a 2x8 by
+# 8x2 int8 product into a 2x2 int32 block, 32 MACs per instruction against SDOT's 16), optional
+# from Armv8.2 and mandatory from Armv8.6-A; ncnn reads it as cpu_support_arm_i8mm() (src/cpu.cpp,
+# HWCAP2_I8MM).  Sources: Arm's Technical Reference Manuals, "Features": the Armv9-A cores
+# Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803) and X3 (101593) implement
+# FEAT_I8MM; the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
+I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3"))
+
+
+def has_i8mm(core_type: str) -> bool:
+    """Whether cores of ``core_type`` have SMMLA (FEAT_I8MM); unknown types: no."""
+    return core_type.lower() in I8MM
 
 
 def has_fp16_arithmetic(core_type: str) -> bool:

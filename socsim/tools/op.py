@@ -188,8 +188,16 @@ def time_op(soc_name: str, unit: str, kind: str, *, batch: int = 1, in_shape: st
     if unit in ("dsp", "hmx"):
         from socsim.hw.dsp import standalone_time_s
         time_s = standalone_time_s(cost)
+    # ``cycles`` are the unit's compute cycles (the HVX/HMX/CPU kernel alone, data resident);
+    # ``stall_cycles`` the memory time not hidden under them (``stall_s``) at the same clock, and
+    # ``total_cycles`` their sum, ``kernel_time_s`` in cycles.  V66 and V68 HVX run a conv in the
+    # same compute cycles (LLVM's HVX itineraries are equal for every instruction the kernels
+    # issue, docs/hvx.md "Hexagon generations and HMX"); their L2/VTCM and staging differ, so the
+    # totals do.  The standalone call (``detail.call_overhead_s``) is in ``time_s`` only.
+    stall_cycles = int(round(cost.stall_s * cost.freq_mhz * 1e6))
     return {"soc": soc.name, "unit": unit, "kind": kind, "dtype": dtype, "params": dict(op.params),
             "time_s": time_s, "time_ms": time_s * 1e3, "kernel_time_s": cost.time_s, "cycles": cost.cycles,
+            "stall_cycles": stall_cycles, "total_cycles": cost.cycles + stall_cycles,
             "freq_mhz": cost.freq_mhz, "stall_s": cost.stall_s, "bytes": cost.bytes,
             "dram_bytes": cost.dram_bytes, "macs": op.macs, "activity": cost.activity,
             "config": {"cores": list(cfg.cores)} if unit == "cpu" else {},

@@ -1,5 +1,6 @@
 """CPU cost model: compute scaling, slowest core, memory-bound behaviour and thread contention."""
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from socsim.hw import forkjoin
 from socsim.hw.cost import CpuConfig
@@ -145,7 +146,8 @@ def test_wgrad_im2col_buffer_spills_to_dram(soc):
     buf = (64 * 25 + 192) * 64 * 27 * 27 * 4               # im2col and dY transposed
     assert cpu.im2col_buffer_bytes(WG_BIG) == buf
     llc = (soc.cpu.l3.size_kb + soc.cpu.slc.size_kb) * 1024
-    assert cpu.im2col_spill_bytes(WG_BIG, soc) == pytest.approx(2 * (buf - llc))
+    # the Raster writes it; CPUMatMul's one-thread packing of A reads it back (serial_dram_bytes)
+    assert cpu.im2col_spill_bytes(WG_BIG, soc) == pytest.approx(buf - llc)
     assert cpu.im2col_buffer_bytes(CONV) == 0.0            # forward convolutions run im2col per tile
     # an im2col that fits in the last-level caches does not reach DRAM
     assert cpu.im2col_spill_bytes(WGRAD, soc) == 0.0
@@ -159,11 +161,12 @@ def test_wgrad_im2col_buffer_spills_to_dram(soc):
 
 
 def test_wgrad_dy_panel_packs_on_one_thread(soc):
-    """CPUMatMul packs the whole dY panel (cout x n*oh*ow) on one thread: that part of the op
-    takes the same time on one core as on three (the gold cores; sd865's fourth big core is the
-    prime one, where the calling thread would pack)."""
+    """CPUMatMul packs the whole dY panel (cout x n*oh*ow), the im2col (A) and unpacks dW (C) on
+    one thread: that part of the op takes the same time on one core as on three (the gold cores;
+    sd865's fourth big core is the prime one, where the calling thread would pack)."""
     from socsim.hw import cpu
-    assert cpu.serial_pack_elements(WG_BIG) == 192 * 64 * 27 * 27
+    n, k = 64 * 27 * 27, 64 * 25
+    assert cpu.serial_pack_elements(WG_BIG) == 192 * n + k * n + k * 192
     assert cpu.serial_pack_elements(CONV) == 0.0
     cl = soc.cpu.cluster_of(4)
     assert cpu.serial_cycles(WG_BIG, cl) > 0
@@ -184,3 +187,106 @@ def test_wgrad_row_tiles_dealt_round_robin():
     assert cpu.split_share(CONV, 4) == 0.25
     # 4608 rows -> 384 tiles: an even split
     assert cpu.split_share(WGRAD, 4) == pytest.approx(0.25)
+
+
+# AlexNet's first fully connected layer's gradients at batch 16: MatMuls whose B (error
+# gradient: the weights) or C (weight gradient: dW) is the 9216 x 4096 weight matrix, 151 MB
+FC_DGRAD = Op("fd", "gemm", "error_grad", "l", "fp32", make_params(batch=16, count=1, m=16, k=4096, n=9216))
+FC_WGRAD = Op("fw", "gemm", "weight_grad", "l", "fp32", make_params(batch=16, count=1, m=4096, k=16, n=9216))
+FC_FWD = Op("ff", "gemm", "forward", "l", "fp32", make_params(batch=16, count=1, m=16, k=9216, n=4096))
+DG_BIG = Op("db", "conv2d_dgrad", "error_grad", "l", "fp32", make_params(batch=64, cin=64, h=27, w=27, cout=192,
+                                                                      kh=5, kw=5, stride=1, pad=2, groups=1,
+                                                                      oh=27, ow=27))
+
+
+def test_matmul_operands_follow_mnns_geometry():
+    """A, B and C of the CPUMatMul that MNN's geometry makes of each gradient (GeometryConv2D's
+    ConvTranspose2D: C[k, n] = W^T dY; GeometryConv2DBackPropFilter: C[k, cout] = im2col dY^T;
+    a fully connected layer's MatMul: C[m, n] = A[m, k] B[k, n])."""
+    from socsim.hw import cpu
+    n, k = 64 * 27 * 27, 64 * 25
+    assert cpu.matmul_operands(DG_BIG) == {"A": k * 192, "B": 192 * n, "C": k * n}
+    assert cpu.matmul_operands(WG_BIG) == {"A": k * n, "B": 192 * n, "C": k * 192}
+    assert cpu.matmul_operands(FC_DGRAD) == {"A": 16 * 4096, "B": 4096 * 9216, "C": 16 * 9216}
+    assert cpu.matmul_operands(FC_WGRAD) == {"A": 4096 * 16, "B": 16 * 9216, "C": 4096 * 9216}
+    # forward ops (the model cannot tell a training forward from an inference one) and grouped
+    # or depthwise convolutions (another path in MNN) have none
+    assert cpu.matmul_operands(FC_FWD) == {} and cpu.matmul_operands(CONV) == {}
+    assert cpu.matmul_operands(DW) == {}
+
+
+def test_matmul_one_thread_release_switch(monkeypatch):
+    """MNN 1.2-2.7 (the default) packs A and B and unpacks C on one thread; from 2.8 only B.
+    What leaves the one thread is packed by the split threads instead (gemm_data_movement), so
+    a one-core run does the same packing either way."""
+    from socsim.hw import cpu
+    n, k = 64 * 27 * 27, 64 * 25
+    packed_old, _ = cpu.gemm_data_movement(WG_BIG)
+    ser_old = cpu.serial_pack_elements(WG_BIG)
+    monkeypatch.setattr(cpu, "MNN_MATMUL_ONE_THREAD", ("B",))
+    assert cpu.serial_pack_elements(WG_BIG) == 192 * n
+    assert cpu.serial_pack_elements(DG_BIG) == 192 * n
+    assert cpu.serial_pack_elements(FC_DGRAD) == 4096 * 9216
+    packed_new, _ = cpu.gemm_data_movement(WG_BIG)
+    # the im2col's A pass moves between the split and the one thread; C's unpacking exists
+    # only in the older releases
+    assert packed_new - packed_old == k * n
+    assert ser_old - cpu.serial_pack_elements(WG_BIG) == k * n + k * 192
+    for op in (DG_BIG, FC_DGRAD):
+        monkeypatch.setattr(cpu, "MNN_MATMUL_ONE_THREAD", ("A", "B", "C"))
+        tot_abc = cpu.gemm_data_movement(op)[0] + cpu.serial_pack_elements(op)
+        monkeypatch.setattr(cpu, "MNN_MATMUL_ONE_THREAD", ("B",))
+        tot_b = cpu.gemm_data_movement(op)[0] + cpu.serial_pack_elements(op)
+        assert tot_abc - tot_b == pytest.approx(cpu.matmul_operands(op)["C"])
+
+
+def test_one_thread_passes_read_and_write_dram_beyond_the_llc(soc):
+    """An operand larger than L3 + SLC is read and its packed copy written in DRAM by the one
+    thread; a small one stays in the caches."""
+    from socsim.hw import cpu
+    llc = (soc.cpu.l3.size_kb + soc.cpu.slc.size_kb) * 1024
+    w = 4096 * 9216 * 4                                      # fc1's weights, 151 MB
+    small = 16 * 4096 * 4
+    assert small < llc
+    assert cpu.serial_dram_bytes(FC_DGRAD, soc) == pytest.approx(2 * (w - llc))
+    assert cpu.serial_dram_bytes(FC_FWD, soc) == 0.0
+    assert cpu.cpu_cost(soc, FC_DGRAD, _cfg(soc, [4, 5, 6, 7])).dram_bytes >= 2 * (w - llc)
+
+
+def test_one_thread_pass_bounds_the_speed_up(soc, monkeypatch):
+    """The one-thread passes do not shrink with the threads: fc1's error gradient (its 151 MB
+    weight matrix packed on one thread) gains less from three big cores than it would with every
+    pass split (a counterfactual, MNN_MATMUL_ONE_THREAD empty), and takes longer."""
+    from socsim.hw import cpu
+    t1 = cpu.cpu_cost(soc, FC_DGRAD, _cfg(soc, [4])).time_s
+    t4 = cpu.cpu_cost(soc, FC_DGRAD, _cfg(soc, [4, 5, 6])).time_s
+    monkeypatch.setattr(cpu, "MNN_MATMUL_ONE_THREAD", ())
+    s1 = cpu.cpu_cost(soc, FC_DGRAD, _cfg(soc, [4])).time_s
+    s4 = cpu.cpu_cost(soc, FC_DGRAD, _cfg(soc, [4, 5, 6])).time_s
+    assert t1 / t4 < s1 / s4
+    assert t4 > s4
+
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.sampled_from(["conv2d_dgrad", "conv2d_wgrad"]), batch=st.integers(1, 32),
+       cin=st.integers(1, 512), cout=st.integers(1, 512), kk=st.sampled_from([1, 3, 5]),
+       o=st.integers(1, 56), stride=st.sampled_from([1, 2]))
+def test_one_thread_passes_conserve_the_packing(kind, batch, cin, cout, kk, o, stride):
+    """Whatever the release, a gradient's packing is done once: the passes that leave the one
+    thread are packed by the split threads, and only the C unpacking (MNN 1.2-2.7) is extra."""
+    from socsim.hw import cpu
+    op = Op("g", kind, "weight_grad" if kind == "conv2d_wgrad" else "error_grad", "l", "fp32",
+            make_params(batch=batch, cin=cin, h=o * stride, w=o * stride, cout=cout, kh=kk, kw=kk,
+                        stride=stride, pad=kk // 2, groups=1, oh=o, ow=o))
+    ops = cpu.matmul_operands(op)
+    saved = cpu.MNN_MATMUL_ONE_THREAD
+    try:
+        cpu.MNN_MATMUL_ONE_THREAD = ("A", "B", "C")
+        abc = cpu.gemm_data_movement(op)[0] + cpu.serial_pack_elements(op)
+        cpu.MNN_MATMUL_ONE_THREAD = ("B",)
+        b = cpu.gemm_data_movement(op)[0] + cpu.serial_pack_elements(op)
+    finally:
+        cpu.MNN_MATMUL_ONE_THREAD = saved
+    assert abc - b == pytest.approx(ops["C"])
+    assert cpu.serial_pack_elements(op) == pytest.approx(ops["A"] + ops["B"] + ops["C"])

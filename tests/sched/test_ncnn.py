@@ -14,6 +14,8 @@ from socsim.spec import list_socs, load_soc
 from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic
 from socsim.workload import graph_for
 from socsim.workload.graph import forward_only
+from dataclasses import replace
+
 from socsim.workload.ops import Op
 
 
@@ -79,9 +81,15 @@ def test_int8_on_dotprod_cores_is_im2col_sdot_with_quantize_and_dequantize_passe
     assert gemms and all(dict(o.attrs)["algorithm"] == "im2col_sdot" for o in gemms)
     assert sum(o.macs for o in gemms) == sum(o.macs for o in g.ops if o.kind in ("conv2d", "gemm"))
     kinds = [o.kind for o in run.ops]
-    assert kinds.count("quantize") == kinds.count("dequantize") == len(gemms)
-    # vgg16's convolutions have a ReLU: a separate pass after the dequantize
-    assert sum(1 for o in run.ops if dict(o.attrs).get("role") == "activation") >= 13
+    roles = [dict(o.attrs).get("role") for o in run.ops]
+    # every int8 GEMM has one pass into int8 before it or after it: its own quantize, or the
+    # requantize of the convolution that feeds it (ncnn2int8's fuse_requantize: 8 of vgg16's 13
+    # convolutions feed another convolution directly)
+    assert kinds.count("quantize") == len(gemms) == 16
+    assert roles.count("requantize_from_int32_to_int8") == 8 and kinds.count("dequantize") == 16 - 8
+    # the others keep their ReLU as a separate pass after the dequantize (5 convolutions before
+    # a pooling, the two hidden fully connected layers)
+    assert roles.count("activation") == 7
     # without dot product ncnn runs int8 3x3 convolutions as Winograd F(4,3): fewer MACs
     nodot = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=False)
     assert sum(o.macs for o in nodot.ops if o.dtype == "int8") < sum(o.macs for o in gemms)
@@ -169,3 +177,87 @@ def test_a_bad_thread_count_is_an_input_error():
     with pytest.raises(InputError) as e:
         _ncnn_run(0)
     assert "threads" in e.value.render()
+
+
+def test_int8_kernel_path_follows_ncnns_run_time_dispatch():
+    """i8mm before dot product before plain NEON (convolution_im2col_gemm_int8.h, NCNN_RUNTIME_CPU)."""
+    from socsim.spec.coretypes import has_i8mm
+
+    assert [N.int8_kernel_path(t) for t in ("cortex-x3", "cortex-a715", "cortex-a510")] == ["i8mm"] * 3
+    assert [N.int8_kernel_path(t) for t in ("cortex-a76", "cortex-a78", "cortex-x1", "cortex-a55")] == ["asimddp"] * 4
+    assert N.int8_kernel_path("cortex-a73") == "neon"
+    # every i8mm core has the dot product too (Armv8.6-A / Armv9-A)
+    assert all(has_dotprod(t) for t in ("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3"))
+    assert not has_i8mm("cortex-x1") and not has_i8mm("Cortex-A78") and has_i8mm("Cortex-X3")
+    assert set(N.NCNN_INT8_PATH_RELATIVE) == {"i8mm", "asimddp", "neon"}
+
+
+def test_int8_gemm_relative_is_the_fp_efficiency_times_the_paths_factor():
+    for soc in ("sd855", "sd888", "sd8gen2"):
+        for cl in load_soc(soc).cpu.clusters:
+            f = N.NCNN_INT8_PATH_RELATIVE[N.int8_kernel_path(cl.core_type)]
+            assert N.int8_gemm_relative([cl]) == pytest.approx(cl.fp32_efficiency * f / cl.int8_efficiency)
+    # a fitted factor that would take a core past its instruction stream's cycles is not physical
+    for cl in load_soc("sd855").cpu.clusters:
+        assert cl.fp32_efficiency * N.NCNN_INT8_PATH_RELATIVE[N.int8_kernel_path(cl.core_type)] <= 1.0
+
+
+def test_the_dot_product_paths_factor_speeds_the_int8_gemm_only():
+    """The factor reaches the int8 GEMM's arithmetic (scale_work), not the quantize, dequantize
+    and activation passes, and not the FP model."""
+    g = forward_only(graph_for("resnet18", (3, 224, 224), 1000, 1))
+    base = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True, int8_rel=1.0)
+    fast = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True, int8_rel=1.2)
+    for a, b in zip(base.ops, fast.ops):
+        if a.dtype == "int8" and a.macs:
+            assert b.macs == round(a.macs / 1.2)
+        else:
+            assert (a.macs, a.flops) == (b.macs, b.flops)
+
+
+@pytest.mark.parametrize("model,fused", [("resnet18", 8), ("resnet50", 32), ("vgg16", 8)])
+def test_requantize_fusion_matches_the_benchmarks_int8_models(model, fused):
+    """ncnn2int8's fuse_requantize marks a convolution whose readers are all int8 convolutions
+    (``8=102`` in benchmark/models/<model>_int8.param: 8 in resnet18, 32 in resnet50, 8 in
+    vgg16); its output is int8 (1 byte per element, read from the int32 blob in one pass, named
+    as the convolution so its readers find it) and its readers quantize nothing."""
+    g = forward_only(graph_for(model, (3, 224, 224), 1000, 1))
+    ops, _ = N.fold(g.ops)
+    req = N.requantized(ops)
+    assert len(req) == fused
+    run = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True)
+    by_name = {o.name: o for o in run.ops}
+    for name in req:
+        rq = by_name[name]
+        assert dict(rq.attrs)["role"] == "requantize_from_int32_to_int8" and rq.dtype == "int8"
+        assert rq.bytes_written * 4 == rq.bytes_read
+    for o in run.ops:
+        if o.dtype == "int8" and o.macs and o.inputs[0] in req:
+            assert not o.inputs[0].endswith(".quantize")
+    plain = [o for o in run.ops if dict(o.attrs).get("role") == "quantize_to_int8"]
+    assert all(not o.inputs or o.inputs[0] not in req for o in plain)
+
+
+def test_a_convolution_read_by_anything_but_int8_convolutions_is_not_requantized():
+    a = _conv(16, 16)
+    a = replace(a, name="a", inputs=("x",))
+    b = replace(_conv(16, 16), name="b", inputs=("a",))
+    c = replace(_conv(16, 16), name="c", inputs=("a",))
+    add = Op(name="d", kind="add", phase="forward", layer="d", dtype="fp32", params=(("n", 16),), inputs=("a", "b"))
+    assert N.requantized((a, b, c)) == {"a"}                   # a Split to convolutions only
+    assert N.requantized((a, b, c, add)) == set()              # one reader is an Eltwise
+    dw = replace(_conv(16, 16), name="e", inputs=("a",), params=tuple(sorted(dict(_conv(16, 16).params, groups=16).items())))
+    assert N.requantized((a, b, dw)) == set()                  # a depthwise reader stays FP16 in socsim
+
+
+def test_requantize_fusion_cuts_passes_and_traffic():
+    g = forward_only(graph_for("resnet50", (3, 224, 224), 1000, 1))
+    run = N.ncnn_cpu_ops(g, fp16=True, int8=True, dotprod=True)
+    ops, _ = N.fold(g.ops)
+    plain = N._lower(g, lambda op: N._quantized(op, winograd_ok=False, elt=2)
+                     if N.lookup(op.kind).kernel == "gemm" and (N.lookup(op.kind).shape == "gemm" or op.p.get("groups", 1) == 1)
+                     else (N._retype(op, "fp16", 0.5),))
+    # per fused convolution: one requantize for a dequantize and an activation, and its one
+    # reader's quantize gone
+    assert len(run.ops) == len(plain.ops) - 32 - 32
+    assert sum(o.bytes_read + o.bytes_written for o in run.ops) < sum(o.bytes_read + o.bytes_written for o in plain.ops)

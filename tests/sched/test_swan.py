@@ -344,28 +344,118 @@ def test_pytorch_group_loop_fork_join_grows_with_threads():
 def test_pytorch_grouped_weight_gradient_on_one_thread_and_batch_split():
     """slow_conv2d's weight gradient loops over the batch on one thread: a grouped layer's weight
     gradient keeps one thread's work however many cores the set has (the CPU model splits an
-    op evenly, so its work is n times); its forward and input gradient split the batch in
-    ceil(B/n) chunks (16 images on 3 threads: 1.125x).  Ungrouped layers are untouched."""
+    op evenly, so its work is n times); below NNPACK's batch of 16, its forward and input
+    gradient split the batch in ceil(B/n) chunks (10 images on 4 threads: 3+3+3+1, 1.2x; 16 on
+    3 threads: 1.125x).  At a batch of 16 1.8 runs the group's convolution
+    through NNPACK: its forward splits evenly (NNPACK's pool) and its input gradient is
+    slow_conv_dilated2d's serial loop, one thread.  Ungrouped layers are untouched."""
     from socsim.engine.context import build_graph
     from socsim.sched.baselines import PyTorchRun, batch_split, grouped_convs
     from socsim.workload.opkinds import lookup
     assert batch_split(16, 3) == pytest.approx(1.125) and batch_split(16, 4) == 1.0 and batch_split(16, 1) == 1.0
-    g = build_graph("mobilenetv2", (3, 64, 64), 10, 16, "fp32")
-    grouped = {c.layer for c in grouped_convs(g)}
-    base = {o.name: o for o in PyTorchRun(g, "1.8").ops}
-    for n in (2, 3, 4):
-        run = {o.name: o for o in PyTorchRun(g, "1.8", SOC, tuple(range(4, 4 + n)) if n < 4 else (4, 5, 6, 7)).ops}
-        assert run.keys() == base.keys()
-        for name, op in run.items():
-            b, role = base[name], lookup(op.kind).backward
-            if op.layer in grouped and role == "wgrad":
-                assert op.macs == b.macs * n and op.bytes_read == b.bytes_read
-            elif op.layer in grouped and (role == "dgrad" or op.phase == "forward" and op.p.get("groups", 1) > 1):
-                assert op.macs == round(b.macs * batch_split(16, n))
-            else:
-                assert op == b
+    assert batch_split(10, 4) == pytest.approx(1.2)
+    for batch in (10, 16):
+        g = build_graph("mobilenetv2", (3, 64, 64), 10, batch, "fp32")
+        grouped = {c.layer for c in grouped_convs(g)}
+        base = {o.name: o for o in PyTorchRun(g, "1.8").ops}
+        for n in (2, 3, 4):
+            run = {o.name: o for o in PyTorchRun(g, "1.8", SOC, tuple(range(4, 4 + n)) if n < 4 else (4, 5, 6, 7)).ops}
+            assert run.keys() == base.keys()
+            for name, op in run.items():
+                b, role = base[name], lookup(op.kind).backward
+                fwd = op.layer in grouped and op.phase == "forward" and op.p.get("groups", 1) > 1
+                if op.layer in grouped and (role == "wgrad" or role == "dgrad" and batch == 16):
+                    assert op.macs == b.macs * n and op.bytes_read == b.bytes_read
+                elif op.layer in grouped and (role == "dgrad" or fwd):
+                    assert op.macs == round(b.macs * (batch_split(batch, n) if batch < 16 else 1.0))
+                else:
+                    assert op == b
     r = build_graph("resnet18", (3, 32, 32), 10, 16, "fp32")
     assert PyTorchRun(r, "1.8", SOC, (4, 5, 6)).ops == PyTorchRun(r, "1.8").ops
+    # 1.11 keeps slow_conv2d at any batch: the batch split of the forward and input gradient
+    g = build_graph("mobilenetv2", (3, 64, 64), 10, 16, "fp32")
+    grouped = {c.layer for c in grouped_convs(g)}
+    base = {o.name: o for o in PyTorchRun(g, "1.11").ops}
+    run = {o.name: o for o in PyTorchRun(g, "1.11", SOC, (4, 5, 6)).ops}
+    for name, op in run.items():
+        if op.layer in grouped and lookup(op.kind).backward == "dgrad":
+            assert op.macs == round(base[name].macs * batch_split(16, 3))
+
+
+def test_nnpack_regions_follow_nnpack_blocking():
+    """NNPACK's parallel regions for one group, counted from its convolution-output code: a 3x3
+    one-channel group at 112x112 picks 16x16 FFT tiles (8x8 Winograd needs 361 tiles per image,
+    more than 4 x 64), 16 x 64 tiles in blocks of 28 -> 37 input transforms + 1 output transform;
+    at 56x56 16 x 16 tiles -> 10 + 1; at 7x7 Winograd F(6x6, 3x3) (4 tiles, not more than 4 x 1):
+    16 x 4 tiles in blocks of 48 -> 2 + 1; the tuple GEMMs and the kernel transform of one
+    channel fit one tile and run on the caller.  A strided group: one call per image."""
+    from socsim.sched.baselines import nnpack_regions, uses_nnpack
+    from socsim.workload.ops import Op
+
+    def dw(c, hw, stride=1, batch=16, k=3):
+        o = -(-hw // stride)
+        return Op(name="dw", kind="dwconv2d", phase="forward", layer="l", dtype="fp32",
+                  params=(("batch", batch), ("cin", c), ("cout", c), ("groups", c), ("h", hw), ("w", hw),
+                          ("kh", k), ("kw", k), ("oh", o), ("ow", o), ("pad", k // 2), ("stride", stride)))
+    assert nnpack_regions(dw(32, 112)) == 38
+    assert nnpack_regions(dw(144, 56)) == 11
+    assert nnpack_regions(dw(960, 7)) == 3
+    assert nnpack_regions(dw(96, 112, stride=2)) == 16
+    assert uses_nnpack(dw(32, 112), "1.8") and not uses_nnpack(dw(32, 112, batch=15), "1.8")
+    assert not uses_nnpack(dw(32, 112), "1.11") and not uses_nnpack(dw(32, 112, k=17), "1.8")
+
+
+@given(st.integers(16, 64), st.integers(1, 8), st.sampled_from([1, 2]), st.sampled_from([1, 3, 5]),
+       st.sampled_from([1, 4, 32]), st.integers(1, 128))
+def test_nnpack_regions_grow_with_the_batch(batch, extra, stride, k, per_group, hw):
+    """Every NNPACK call over a batch of 16 or more opens at least one region, and more images
+    never open fewer."""
+    from socsim.sched.baselines import nnpack_regions
+    from socsim.workload.ops import Op
+
+    def conv(b):
+        o = -(-hw // stride)
+        return Op(name="c", kind="conv2d", phase="forward", layer="l", dtype="fp32",
+                  params=(("batch", b), ("cin", 2 * per_group), ("cout", 2 * per_group), ("groups", 2),
+                          ("h", hw), ("w", hw), ("kh", k), ("kw", k), ("oh", o), ("ow", o), ("pad", k // 2),
+                          ("stride", stride)))
+    assert 1 <= nnpack_regions(conv(batch)) <= nnpack_regions(conv(batch + extra))
+
+
+def test_pytorch_1_8_nnpack_pool_fork_joins():
+    """At a batch of 16, 1.8's group loop runs each group's forward on NNPACK's own pool: a
+    fork-join per NNPACK region on n threads (none on one core, none on 1.11 or below NNPACK's
+    batch), 4 OpenMP regions per group instead of 6, and one more ATen call per group (the zero
+    bias NNPACK's binding allocates)."""
+    from socsim.engine.context import build_graph
+    from socsim.hw.cpu import THREAD_SYNC_S
+    from socsim.sched.baselines import (PYTORCH_GROUP_LOOP_CALLS, PYTORCH_GROUP_LOOP_REGIONS, PyTorchRun,
+                                        grouped_convs, nnpack_regions)
+    g = build_graph("mobilenetv2", (3, 64, 64), 10, 16, "fp32")
+    convs = grouped_convs(g)
+    groups = sum(c.p["groups"] for c in convs)
+    pool = sum(c.p["groups"] * nnpack_regions(c) for c in convs)
+    assert pool > groups
+    ov = {n: dict(PyTorchRun(g, "1.8", SOC, tuple(range(4, 4 + n))).overheads) for n in (1, 2, 4)}
+    assert "nnpack-fork-join" not in ov[1] and "group-loop-fork-join" not in ov[1]
+    assert ov[4]["nnpack-fork-join"] == pytest.approx(pool * THREAD_SYNC_S * 3)
+    assert ov[2]["nnpack-fork-join"] == pytest.approx(pool * THREAD_SYNC_S)
+    assert ov[4]["group-loop-fork-join"] == pytest.approx(4 * groups * THREAD_SYNC_S * 3)
+    assert ov[4]["group-loop-dispatch"] == pytest.approx(30e-6 * (PYTORCH_GROUP_LOOP_CALLS + 1) * groups)
+    small = build_graph("mobilenetv2", (3, 64, 64), 10, 8, "fp32")
+    for run in (PyTorchRun(small, "1.8", SOC, (4, 5, 6, 7)), PyTorchRun(g, "1.11", SOC, (4, 5, 6, 7))):
+        assert "nnpack-fork-join" not in dict(run.overheads)
+    assert dict(PyTorchRun(small, "1.8", SOC, (4, 5, 6, 7)).overheads)["group-loop-fork-join"] == pytest.approx(
+        PYTORCH_GROUP_LOOP_REGIONS["1.8"] * groups * THREAD_SYNC_S * 3)
+
+
+def test_channel_shuffle_is_not_a_grouped_convolution():
+    """ShuffleNet-v2's channel shuffles carry ``groups`` but run no group loop."""
+    from socsim.engine.context import build_graph
+    from socsim.sched.baselines import grouped_convs
+    g = build_graph("shufflenetv2", (3, 64, 64), 10, 2, "fp32")
+    assert any(o.kind == "channel_shuffle" for o in g.ops)
+    assert grouped_convs(g) and all(c.kind.startswith(("dwconv", "conv")) for c in grouped_convs(g))
 
 
 @given(st.integers(1, 256), st.integers(1, 16))
