@@ -6,7 +6,7 @@ sd865, batch 16) for MobileNet-v2, ShuffleNet-v2 and ResNet-34 on the core sets 
 without full-size gradient sums (socsim.sched.baselines.PyTorchRun).  The host-core dispatch
 (per op, and per group of the grouped convolutions' loop) runs at the host core's speed, with a
 fork-join per parallel region of the loop and, on 1.8 at a batch of 16, per region of NNPACK's
-own pool ("dispatch" column).
+own pool, and the two pools' waits for each other's spinning workers ("dispatch" column).
 Prints markdown tables (docs/validation.md, Swan); asserts nothing.
 
     python benchmarks/swan_breakdown.py

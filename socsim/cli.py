@@ -769,12 +769,16 @@ def fleet(fleet_file, soc_mix, backend, address, jobs, out, json_path, quiet):
               help="with --trace: the name of the trace's slices that are one batch each")
 @click.option("--batches", type=int, default=None,
               help="batches simulated per row  [default: 2; a fixed configuration's per-batch figures settle from the first]")
+@click.option("--sustained", "sustained_s", type=float, default=0.0,
+              help="measure each row over this many seconds of training from a cold phone (its thermal "
+                   "governor may cap the clocks meanwhile), averaging every batch  [default: 0, the first batches]")
 @click.option("--json", "json_path", default=None, help="write the report as JSON here ('-' for stdout)")
 @click.option("--markdown", "markdown_path", default=None,
               help="write the report as Markdown here ('-' for stdout; docs/validation.md's section is made so)")
 @click.option("--rows", "all_rows", is_flag=True, help="print every row, not only each table's worst")
 @click.option("--quiet", is_flag=True, help="no console tables or progress")
-def fidelity(file, trace_path, workload, soc, slice_name, batches, json_path, markdown_path, all_rows, quiet):
+def fidelity(file, trace_path, workload, soc, slice_name, batches, sustained_s, json_path, markdown_path, all_rows,
+             quiet):
     """Simulate every row of a measurement FILE (docs/fidelity.md) and compare with the phone.
 
     Per table: n, time and energy MAPE, Kendall tau-b of the orderings (time, energy) and the
@@ -793,6 +797,9 @@ def fidelity(file, trace_path, workload, soc, slice_name, batches, json_path, ma
     if (file is None) == (trace_path is None):
         raise InputError("give a measurement FILE or --trace, one of them", field="FILE",
                          value=file or "")
+    if trace_path is not None and sustained_s:
+        raise InputError("--sustained applies to a measurement FILE's rows, not to --trace", field="--sustained",
+                         value=sustained_s)
     if trace_path is not None and (workload is None or soc is None):
         raise InputError("--trace needs --workload and --soc", field="--workload" if workload is None else "--soc",
                          value="")
@@ -805,7 +812,7 @@ def fidelity(file, trace_path, workload, soc, slice_name, batches, json_path, ma
         prog = _Progress(f"fidelity {Path(file).name}", enabled=not quiet and not to_stdout, unit="runs",
                          waiting="simulating")
         try:
-            report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog)
+            report = evaluate(suite, batches or DEFAULT_BATCHES, progress=prog, sustained_s=sustained_s)
         finally:
             prog.close()
     if json_path:

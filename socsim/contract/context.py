@@ -49,8 +49,9 @@ class PlanContext(Protocol):
         """(time_s, energy_j) of one batch of ``plan`` on the idle phone."""
 
     def estimate_switch(self, plan: Plan, freq: FreqSetting | None = None,
-                        temp_c: float | None = None) -> tuple[float, float]:
-        """(time_s, energy_j) of the CPU configuration switch before a batch of ``plan``."""
+                        temp_c: float | None = None, after: Plan | None = None) -> tuple[float, float]:
+        """(time_s, energy_j) of the CPU configuration switch before a batch of ``plan``, run at
+        the operating point of the batch of ``after`` it follows (default ``plan``'s own)."""
 
     def prefetch(self, plans: Any, freq: FreqSetting | None = None) -> None:
         """Cost ahead, in parallel where that pays, what :meth:`estimate` of ``plans`` will ask for."""

@@ -193,12 +193,13 @@ class PlanContext:
         return out
 
     def estimate_switch(self, plan, freq: str | float | dict | None = None,
-                        temp_c: float | None = None) -> tuple[float, float]:
+                        temp_c: float | None = None, after=None) -> tuple[float, float]:
         """(time_s, energy_j) of the CPU configuration switch the engine charges before a batch
-        that changes cores or frequencies (``soc.cpu.config_switch_ms``), leaving a batch of
-        ``plan`` at its operating point (``freq`` as in :meth:`estimate`): one core of the first
-        cluster doing the kernel's work, plus every rail's static power (whole-phone energy)."""
-        freqs = self._estimate_freqs(plan, freq)
+        of ``plan`` that changes cores or frequencies (``soc.cpu.config_switch_ms``): one core of
+        the first cluster doing the kernel's work, plus every rail's static power (whole-phone
+        energy) with ``plan``'s cores powered.  The engine runs it at the operating point of the
+        batch it follows, ``after`` (``freq`` as in :meth:`estimate`; default ``plan``'s own)."""
+        freqs = self._estimate_freqs(plan if after is None else after, freq)
         tpl = self.walker.switch_template(freqs)
         t = self.workload.environment.ambient_c if temp_c is None else temp_c
         static = self.walker.static_mw(plan, freqs, tpl, lambda rail: t)

@@ -29,7 +29,8 @@ def _time(x: float | None) -> str:
     return f"{x:.3g} s" if x >= 1 else f"{x * 1000:.3g} ms"
 
 
-ROW_HEAD = ("row", "config", "measured time", "simulated", "error", "measured energy", "simulated", "error")
+ROW_HEAD = ("row", "config", "measured time", "simulated", "error", "measured energy", "simulated", "error",
+            "power error")
 RATIO_HEAD = ("ratio", "measured", "simulated", "error")
 
 
@@ -37,7 +38,8 @@ def _row_cells(r: dict[str, Any]) -> tuple[str, ...]:
     energy = r.get("measured_energy_j")
     return (r["id"], r["config"], _time(r["measured_time_s"]), _time(r["simulated_time_s"]),
             _signed(r["time_error_pct"]), f"{energy:.3g} J" if energy is not None else "-",
-            f"{r['simulated_energy_j']:.3g} J" if energy is not None else "-", _signed(r.get("energy_error_pct")))
+            f"{r['simulated_energy_j']:.3g} J" if energy is not None else "-", _signed(r.get("energy_error_pct")),
+            _signed(r.get("power_error_pct")))
 
 
 def _ratio_cells(q: dict[str, Any]) -> tuple[str, ...]:
@@ -60,14 +62,17 @@ def summary_rows(report: dict[str, Any]) -> tuple[list[tuple[str, ...]], list[tu
     for t in report["tables"]:
         if t["compare"] == "absolute":
             absolute.append((t["name"], str(t["n"]), _pct(t["time_mape_pct"]), _pct(t["energy_mape_pct"]),
-                             _tau(t["time_tau"]), _tau(t["energy_tau"]), "; ".join(t["worst"])))
+                             _pct(t.get("power_mape_pct")), _tau(t["time_tau"]), _tau(t["energy_tau"]),
+                             _tau(t.get("power_tau")), "; ".join(t["worst"])))
         else:
             ratios.append((t["name"], _ratio_n(t), _pct(t["ratio_mape_pct"]), _tau(t["ratio_tau"]),
                            "; ".join(t["worst"][:3])))
     return absolute, ratios
 
 
-ABS_HEAD = ("table", "n", "time MAPE", "energy MAPE", "tau time", "tau energy", "worst rows")
+# power: each row's average power E / t, measured against simulated (independent of the time's error)
+ABS_HEAD = ("table", "n", "time MAPE", "energy MAPE", "power MAPE", "tau time", "tau energy", "tau power",
+            "worst rows")
 RATIOS_HEAD = ("ratio table", "n", "ratio MAPE", "tau", "worst ratios")
 
 

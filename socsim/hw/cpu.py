@@ -380,6 +380,51 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
     return (outs * pass_cycles + extra / cl.neon_pipes_128b) / lanes(op.dtype) * share
 
 
+def _mix_total(m: Mix) -> float:
+    return m.vec + m.loads + m.stores + m.other
+
+
+def op_instructions(op: Op) -> float:
+    """Instructions the whole ``op`` retires (every thread): its inner-loop units times the
+    instructions of the kernel's loop (the mixes above: the same kernels compute_cycles costs),
+    what the memory-latency governors divide by the cache misses (:func:`misses_per_instruction`)."""
+    kind = lookup(op.kind)
+    if kind.kernel == "gemm":
+        packed, added = gemm_data_movement(op)
+        move = packed / lanes(op.dtype) * _mix_total(PACK_MIX) + added / 4 * _mix_total(COL2IM_MIX)
+        if op.dtype == "int8":
+            return op_macs(op) / 16 * _mix_total(GEMM_MIX_INT8) + move
+        v = lanes(op.dtype) if op.dtype == "fp16" else 4
+        return op_macs(op) / v * _mix_total(GEMM_MIX) + move
+    if kind.kernel == "depthwise":
+        taps = op.p.get("kh", 3) * op.p.get("kw", 3)
+        outs = max(op_macs(op) // max(taps, 1), 1)
+        return outs / lanes(op.dtype) * (_mix_total(DW_MIX_PER_TAP) * taps + 1.0)
+    if kind.kernel == "irregular":
+        assert kind.cpu_walk is not None
+        # a scalar load, store and address update per element walked
+        return 3.0 * max(op.bytes_written // _elt_bytes(op.dtype), op.flops, 1)
+    outs = max(op.out_bytes // _elt_bytes(op.dtype), op.bytes_written // _elt_bytes(op.dtype), 1)
+    elems = max(op.flops, outs)
+    bwd = kind.backward == "bwd"
+    per = _mix_total(ELT_MIX) + (1.0 if bwd else 0.0) + (1.0 if kind.combines or bwd else 0.0)
+    return (outs * per + max(0, elems - outs)) / lanes(op.dtype)
+
+
+def instructions_per_miss(op: Op, mem) -> dict[str, float]:
+    """The op's instructions per L2 refill (``l2``: the event of the L3's latency monitors) and
+    per L3 refill (``l3``: the LLCC's and the DDR's), as the memory-latency governors measure
+    them (socsim.spec.soc.Uncore.ratio_ceil); no miss: infinite."""
+    inst = op_instructions(op)
+    lv = {l.name: l for l in mem.levels}
+    out = {}
+    for key, name in (("l2", "L2"), ("l3", "L3")):
+        m = lv.get(name)
+        misses = (m.read_misses + m.write_misses) if m is not None else 0
+        out[key] = inst / misses if misses > 0 else float("inf")
+    return out
+
+
 class CpuCostModel:
     """Cost of an op on a set of CPU cores (implements socsim.hw.cost.CostModel)."""
 
@@ -429,17 +474,20 @@ def _exposed_levels(cl: Cluster) -> tuple[str, ...]:
     return ("L3", "SLC") if _out_of_order(cl) else ("L2", "L3", "SLC")
 
 
-def uncore_clocks(soc: SocSpec, cfg: CpuConfig, cores: tuple[int, ...]) -> dict[str, float]:
+def uncore_clocks(soc: SocSpec, cfg: CpuConfig, cores: tuple[int, ...],
+                  per_miss: dict[str, float] | None = None) -> dict[str, float]:
     """L3, LLCC and DDR clocks (MHz) the SoC's memory-latency governors vote for the clusters
     running ``cores`` at ``cfg``'s frequencies (socsim.spec.soc.Uncore); empty without an
-    ``uncore`` block (the uncore then stays at its top clock, today's fallback)."""
+    ``uncore`` block (the uncore then stays at its top clock, today's fallback).  ``per_miss``:
+    the op's instructions per cache miss (:func:`instructions_per_miss`), which the governors'
+    ``ratio_ceil`` gates their votes on."""
     unc = soc.cpu.uncore
     if unc is None:
         return {}
     clocks = {soc.cpu.cluster_of(c).name: cfg.freq(soc.cpu.cluster_of(c).name) for c in cores}
     out = {}
     for which in ("l3", "llcc", "ddr"):
-        v = unc.vote(which, clocks)
+        v = unc.vote(which, clocks, per_miss)
         if v is not None:
             out[which] = v
     return out
@@ -508,7 +556,9 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     lv = {l.name: l for l in mem.levels}
     # accesses served by L2 / L3 / SLC (hits there), per thread, overlapped MLP-wide; latencies
     # in seconds at the clocks the uncore governors set (hit_latencies_s)
-    unc = uncore_clocks(soc, cfg, cores)
+    unc = uncore_clocks(soc, cfg, cores,
+                        instructions_per_miss(op, mem) if soc.cpu.uncore is not None and soc.cpu.uncore.ratio_ceil
+                        else None)
     hidden_s = exposed_s = 0.0
     exposed = _exposed_levels(slow) if unc else ()
     for name, lat_s in hit_latencies_s(soc, slow, f_mhz, unc).items():

@@ -31,6 +31,7 @@ from socsim.contract import BaseScheduler, Plan
 from socsim.contract import single_unit_plan
 from socsim.sched.fusion import fuse
 from socsim.sched.mandheling import region_storage_bytes
+from socsim.sched.oversub import OMP_OVERSUBSCRIBED_SWITCH_S, oversubscription, spin_window_s
 from socsim.workload import memory
 from socsim.workload.costs import BYTES
 from socsim.workload.opkinds import lookup
@@ -139,6 +140,27 @@ NNPACK_BLOCKING_BYTES = {"l1": 16 * 1024, "l2": 128 * 1024 - 16 * 1024, "l3": 2 
 NNPACK_SIMD_WIDTH = 4
 NNPACK_SXGEMM_MR_NR = (3, 4)
 NNPACK_CXGEMM_MR_NR = (2, 2)
+# The two pools' collisions (socsim.sched.oversub): at a batch of 16 a 1.8 step runs ATen's OpenMP
+# pool (n threads, the caller one of them) beside NNPACK's pthreadpool (n threads, the same caller),
+# 2n - 1 threads on the n cores of the set, and both pools' idle workers spin without yielding
+# (oversub.SPIN_ITERATIONS).  When the group loop passes from one pool's region to the other's
+# within the first pool's spin window, the second pool's workers wait on their cores until the
+# first pool's spinners give up (oversub.spin_window_s) and then switch in
+# (oversub.OMP_OVERSUBSCRIBED_SWITCH_S, the ncnn fit).  Where the pools alternate, counted from
+# ATen's source: an element-wise kernel (TensorIterator, the input slice's ``contiguous`` copy among
+# them) opens an OpenMP region only over PYTORCH_GRAIN_SIZE elements or more
+# (aten/src/ATen/Parallel.h at::internal::GRAIN_SIZE; TensorIteratorBase::for_each runs serially
+# below it), so a group's forward has an OpenMP region (its input copy, batch x cin/G x h x w
+# elements) only on the large early layers; elsewhere the OpenMP workers sleep through the layer's
+# NNPACK calls, and the pools meet once as the layer starts and once as it ends (the ops around it
+# are element-wise regions over whole tensors).  The backward of a group runs no NNPACK.  Gaps: the
+# ATen calls between one pool's last region and the other's first, at the host core's dispatch
+# speed: NNPACK -> OpenMP the next group's input narrow and contiguous (2), OpenMP -> NNPACK the
+# weight's narrow and contiguous (a one-channel slice, serial), the zero bias and the convolution
+# call (4).
+PYTORCH_GRAIN_SIZE = 32768
+PYTORCH_CALLS_NNPACK_TO_OMP = 2
+PYTORCH_CALLS_OMP_TO_NNPACK = 4
 # MNN builds its gradient convolutions by backend-independent "geometry computing":
 # Conv2DBackPropFilter is an im2col raster, a transposing raster of dY, a generic MatMul and a
 # transposing raster into dW (MNN source, source/geometry/GeometryConv2DBackPropFilter.cpp), the
@@ -297,6 +319,38 @@ def nnpack_regions(conv: Op) -> int:
     return regions + int(not (cout <= nr and tiles <= mr))                  # output transform
 
 
+def pool_switches(conv: Op) -> int:
+    """How often the group loop of ``conv`` (a grouped layer whose groups run through NNPACK)
+    hands the cores from NNPACK's pool to ATen's OpenMP pool, and as often back: once per group
+    when each group's input-slice copy is an OpenMP region (PYTORCH_GRAIN_SIZE elements or more),
+    else once as the layer ends (and once as it starts)."""
+    p = conv.p
+    g = p.get("groups", 1)
+    copy = p.get("batch", 1) * (p["cin"] // g) * p["h"] * p["w"]
+    return g if copy >= PYTORCH_GRAIN_SIZE else 1
+
+
+def two_pool_waits_s(soc, cores: tuple[int, ...], nnpack_convs: Sequence[Op], speed: float) -> float:
+    """Seconds per batch that the OpenMP and NNPACK pools of PyTorch 1.8 wait for each other's
+    spinning workers on ``cores`` (the caller on ``cores[0]``): per switch (:func:`pool_switches`)
+    the departing pool's spin window (socsim.sched.oversub.spin_window_s on the worker cores) less
+    the gap of dispatch before the other pool's region, plus the switch of the two threads on the
+    busiest core (OMP_OVERSUBSCRIBED_SWITCH_S per extra thread, 2n - 1 threads on n cores); nothing
+    where the window has closed before the other pool starts, or on one core (no workers)."""
+    n = len(cores)
+    if n < 2 or not nnpack_convs:
+        return 0.0
+    workers = [(cl.core_type, cl.max_mhz, cl.issue_width) for cl in (soc.cpu.cluster_of(c) for c in cores[1:])]
+    extra, _ = oversubscription(2 * n - 1, n)
+
+    def wait(runtime: str, calls: int) -> float:
+        left = spin_window_s(runtime, workers) - PYTORCH_DISPATCH_S_PER_OP * calls / speed
+        return left + OMP_OVERSUBSCRIBED_SWITCH_S * extra if left > 0 else 0.0
+
+    per_switch = wait("pthreadpool", PYTORCH_CALLS_NNPACK_TO_OMP) + wait("libgomp", PYTORCH_CALLS_OMP_TO_NNPACK)
+    return per_switch * sum(pool_switches(c) for c in nnpack_convs)
+
+
 def batch_split(batch: int, threads: int) -> float:
     """The slowest thread's share of an at::parallel_for over ``batch`` images on ``threads``
     threads, relative to an even split: the OpenMP backend gives each thread a chunk of
@@ -332,7 +386,9 @@ class PyTorchRun:
     the group's convolution through NNPACK (:func:`uses_nnpack`, a batch of 16 or more), its
     forward is NNPACK's, split evenly over NNPACK's own pool with a fork-join per region
     (:func:`nnpack_regions`, overhead ``nnpack-fork-join``), and its input gradient is
-    slow_conv_dilated2d's serial loop, on one thread (PYTORCH_NNPACK_*).  Without ``soc`` and
+    slow_conv_dilated2d's serial loop, on one thread (PYTORCH_NNPACK_*); and on two or more
+    cores the two pools wait for each other's spinning workers where the loop passes from one to
+    the other (:func:`two_pool_waits_s`, overhead ``two-pool-waits``).  Without ``soc`` and
     ``cores``, the core-independent model (dispatch at the reference core, no threading effects)."""
 
     def __init__(self, graph, version: str = PYTORCH_DEFAULT_VERSION, soc=None,
@@ -360,6 +416,8 @@ class PyTorchRun:
                 if nnp:
                     pool = sum(c.p["groups"] * nnpack_regions(c) for c in convs if c.layer in nnp)
                     over.append(("nnpack-fork-join", pool * THREAD_SYNC_S * (n - 1)))
+                    over.append(("two-pool-waits", two_pool_waits_s(
+                        soc, tuple(cores), [c for c in convs if c.layer in nnp], speed)))
         self.overheads = tuple(over)
         base_ops = scaled.ops
         if n > 1 and convs:

@@ -151,7 +151,7 @@ def _once(v: list[str], what: str) -> list[str]:
 
 
 def _sequence(t_row: list[float], e_row: list[float], n_batches: int, theta: float, sw_t: float,
-              sw_e: list[float], max_front: int | None):
+              sw_e: list[list[float]], max_front: int | None):
     """The DP over ``n_batches`` identical batches (every batch has the rows ``t_row``/``e_row``),
     memoised on its inputs inside :func:`socsim.reuse.reusing` (a fleet's clients with the
     same phone, configuration profile, batch count and budget share one DP)."""
@@ -159,12 +159,12 @@ def _sequence(t_row: list[float], e_row: list[float], n_batches: int, theta: flo
 
     def solve():
         return min_energy_sequence([t_row] * n_batches, [e_row] * n_batches, theta,
-                                   lambda a, b: sw_t, lambda a, b: sw_e[b], max_front=max_front)
+                                   lambda a, b: sw_t, lambda a, b: sw_e[a][b], max_front=max_front)
 
     if not reuse.enabled():
         return solve()
     memo = reuse.table("min-energy-dp", None)
-    key = (tuple(t_row), tuple(e_row), n_batches, theta, sw_t, tuple(sw_e), max_front)
+    key = (tuple(t_row), tuple(e_row), n_batches, theta, sw_t, tuple(map(tuple, sw_e)), max_front)
     if key not in memo:
         memo[key] = solve()
     return memo[key]
@@ -315,13 +315,17 @@ class MinEnergy(BaseScheduler):
         return self.plans[self.sequence[0]]
 
     @staticmethod
-    def _switch_costs(ctx, plans: list[Plan], idle_w: float) -> tuple[float, list[float]]:
-        """The configuration switch's time and, for a switch into each of ``plans``, its energy
-        as the engine charges it (``PlanContext.estimate_switch``: one core doing the kernel's
-        work plus the rails' static power), less the idle baseline when the DP minimises
-        training energy."""
-        costs = [ctx.estimate_switch(p) for p in plans]
-        return ctx.soc.cpu.config_switch_ms * 1e-3, [max(0.0, e - idle_w * t) for t, e in costs]
+    def _switch_costs(ctx, plans: list[Plan], idle_w: float) -> tuple[float, list[list[float]]]:
+        """The configuration switch's time and, for a switch from each of ``plans`` (a) into each
+        (b), its energy ``[a][b]`` as the engine charges it (``PlanContext.estimate_switch``:
+        one core doing the kernel's work at the operating point of the batch it follows, a's,
+        plus the rails' static power with b's cores powered), less the idle baseline when the DP
+        minimises training energy."""
+        def cost(a: Plan, b: Plan) -> float:
+            t, e = ctx.estimate_switch(b, after=a)
+            return max(0.0, e - idle_w * t)
+
+        return ctx.soc.cpu.config_switch_ms * 1e-3, [[cost(a, b) if a is not b else 0.0 for b in plans] for a in plans]
 
     def _plan_composed(self, ctx) -> Plan:
         from socsim.sched.registry import create
@@ -352,7 +356,7 @@ class MinEnergy(BaseScheduler):
         sw_t, sw_e = self._switch_costs(ctx, [self._variant(ctx, base_plan, n) for n in cands], idle_w)
         res = min_energy_sequence([[profile[n][0] for n in cands]] * n_batches,
                                   [[profile[n][1] for n in cands]] * n_batches, theta - once_s,
-                                  lambda a, b: sw_t, lambda a, b: sw_e[b], max_front=o.max_front)
+                                  lambda a, b: sw_t, lambda a, b: sw_e[a][b], max_front=o.max_front)
         self.sequence = tuple(cands[c] for c in res.configs) if res else (fastest,) * n_batches
         base_info = _base_summary(self.base)
         self.info = {"mode": "compose", "base": o.base.name, "energy": o.energy, "theta_t_s": round(theta, 6),

@@ -52,6 +52,7 @@ from pydantic import Field
 from socsim.contract import BaseScheduler, Plan, single_unit_plan
 from socsim.errors import ScheduleError
 from socsim.sched.baselines import CpuOptions, GpuOptions, KernelGraph, scale_work
+from socsim.sched.oversub import OMP_OVERSUBSCRIBED_SWITCH_S, oversubscription  # noqa: F401 (re-exported)
 from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic, has_i8mm
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
@@ -89,22 +90,8 @@ VULKAN_KERNEL_EFFICIENCY = 0.25
 # It adds to socsim.hw.gpu's per-kernel ramp and enqueue, which every GPU framework pays.
 VULKAN_BARRIER_S = 20e-6
 
-# OpenMP threads sharing a core (ncnn's num_threads above the cores of its affinity mask: benchncnn
-# with 8 threads and powersave 2 on a phone whose big mask has 4 cores binds every thread to those
-# 4, src/cpu.cpp set_cpu_thread_affinity): every layer is one `#pragma omp parallel for` over
-# ncnn's static schedule, so at each kernel the threads that share a core run their chunks in
-# turn, and the one that finishes first spins at the region's barrier (ncnn sets the OpenMP block
-# time to 20 ms, src/option.cpp openmp_blocktime) until it yields the core to its sibling
-# (libomp's spin loop yields between pauses, kmp_wait_release.h KMP_YIELD_OVERSUB_ELSE_SPIN),
-# then the two switch back for the next region.  Cost per kernel and per extra thread on the
-# busiest core: 40 us, FITTED on the sd888 rows of calibration/dev/ncnn_phones.yaml (8 threads on
-# 4 big cores, the only ncnn runs with more threads than cores), a scan of 0-60 us: GPU/CPU ratio
-# MAPE 26.2 / 23.2 / 23.1 / 24.0 / 24.9 / 25.7% at 0 / 20 / 30 / 40 / 50 / 60 us, the six
-# 8-thread FP32 CPU rows' own mean |time error| 28.9 / 21.5 / 17.7 / 14.0 / 12.0 / 16.4%; 40 us keeps
-# both low and holds with a quiet phone's background (23.6% and 19.8%); docs/modeling.md, Fitted
-# constants.  Plausible 10-100 us: two context switches of a few microseconds each on a big core,
-# plus the spin before the yield and the refill of the sibling's working set in the core's caches.
-OMP_OVERSUBSCRIBED_SWITCH_S = 40e-6
+# OpenMP threads sharing a core: OMP_OVERSUBSCRIBED_SWITCH_S and oversubscription() live in
+# socsim.sched.oversub, shared with PyTorch's two pools (its comment has the fit).
 
 #: activations ncnn fuses into a convolution's or an inner product's epilogue
 #: (ncnnoptimize.cpp fuse_convolution_activation: ReLU, Clip, Sigmoid, Mish, HardSwish)
@@ -353,10 +340,12 @@ def ncnn_vulkan_ops(graph, fp16: bool) -> KernelGraph:
 #   1, 4 and 8 threads), jointly scored with the 1->4 thread ratios (docs/modeling.md, Fitted
 #   constants), with ncnn2int8's requantize fusion (:func:`requantized`): factor 1.0 / 1.1 /
 #   1.15 / 1.2 gives INT8/FP32 MAPE 16.0 / 14.7 / 14.8 / 14.9% over the whole table (threads
-#   1->4 11.5 / 11.8 / 11.9 / 12.0%).  1.1 puts the A76's int8 GEMM at 0.90 of its SDOT stream's
-#   llvm-mca cycles (0.82 x 1.1), plausible for a hand-scheduled tile with its operands in L1
-#   (0.85-1.0 of the stream; 1.22 would pass it).  Before the requantize fusion the scan gave 1.2
-#   (14.6%): part of what the factor stood for was the passes ncnn does not run.
+#   1->4 11.5 / 11.8 / 11.9 / 12.0%), at the A76's FP efficiency 0.82.  Re-checked at its re-fit
+#   0.810: 1.05 / 1.1 / 1.15 / 1.2 give 15.0 / 14.7 / 14.7 / 14.9% (threads 11.7 / 11.8 / 11.9 /
+#   12.0%), so 1.1 stays.  1.1 puts the A76's int8 GEMM at 0.89 of its SDOT stream's llvm-mca
+#   cycles (0.810 x 1.1), plausible for a hand-scheduled tile with its operands in L1 (0.85-1.0
+#   of the stream; 1.23 would pass it).  Before the requantize fusion the scan gave 1.2 (14.6%):
+#   part of what the factor stood for was the passes ncnn does not run.
 # * "i8mm": 1.0, ASSUMPTION (not fitted): the only phone of the development set whose cores have
 #   FEAT_I8MM is the Snapdragon 8 Gen 2 (X3, A715/A710, A510), so a factor fitted on its rows
 #   would be a per-phone correction.  Its GEMM is costed on the SDOT stream's cycles: llvm-mca
@@ -384,19 +373,6 @@ def int8_gemm_relative(clusters) -> float:
     size) times its int8 path's factor (:data:`NCNN_INT8_PATH_RELATIVE`)."""
     return sum(c.fp32_efficiency * NCNN_INT8_PATH_RELATIVE[int8_kernel_path(c.core_type)] / c.int8_efficiency
                for c in clusters) / len(clusters)
-
-
-def oversubscription(threads: int | None, cores: int) -> tuple[int, float]:
-    """(extra threads on the busiest core, compute stretch) of ``threads`` OpenMP threads bound
-    to ``cores`` cores with ncnn's static schedule: each region splits into ``threads`` equal
-    chunks, the busiest core runs ceil(threads / cores) of them, so the region takes
-    ceil(threads / cores) x cores / threads of its one-thread-per-core time, and pays
-    ceil(threads / cores) - 1 switches (:data:`OMP_OVERSUBSCRIBED_SWITCH_S`).  (0, 1.0) when
-    every thread has a core of its own."""
-    if threads is None or threads <= cores:
-        return 0, 1.0
-    per_core = math.ceil(threads / cores)
-    return per_core - 1, per_core * cores / threads
 
 
 class NcnnCpuOptions(CpuOptions):

@@ -16,19 +16,27 @@ from __future__ import annotations
 # NEON peak, fp32_flops_per_cycle): what the instruction stream leaves out (edge tiles, the loop
 # nests around the tile, the front end, L1 misses).  The operands' packing and col2im are costed
 # apart (socsim.hw.cpu.gemm_data_movement).
+# FITTED on the development set's single-core rows (calibration/dev/minenergy_table2.yaml,
+# Min-Energy Table II on sd855: BIG1 at H/M/L for the A76, LITTLE1 at H/M/L for the A55;
+# benchmarks/fit_core_efficiency.py, grid 0.200-0.995 in steps of 0.005) at
+# socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN = 1.62 (fitted with it before; its re-derivation has left
+# 1.62, see there) and with MNN's weight gradient as costed now (the one-thread dY packing and
+# MatMul passes, socsim.hw.cpu.serial_pack_elements / MNN_MATMUL_ONE_THREAD) and sd855's memlat
+# gate: 0.810, BIG1 rows 4.4% off (0.82 before those passes were costed).  The tile's stream
+# gives the A76 (Neoverse N1 model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.9
+# for the out-of-order A76.
+_A76_FP32_EFFICIENCY = 0.810
+
 FP32_EFFICIENCY: dict[str, float] = {
-    # FITTED on the development set's single-core rows (calibration/dev/minenergy_table2.yaml,
-    # Min-Energy Table II on sd855: BIG1 at H/M/L for the A76, LITTLE1 at H/M/L for the A55;
-    # benchmarks/fit_core_efficiency.py), jointly with socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN's
-    # re-derivation (a fixed point, s = 1.62).  The tile's stream gives the A76 (Neoverse N1
-    # model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.9 for the out-of-order A76.
-    "cortex-a76": 0.82,
-    # FITTED as above (LITTLE1).  llvm-mca's Cortex-A55 model gives the tile 1.04 cycles per FMLA
-    # (the peak of its one 128-bit pipe: the stream itself is not what makes the A55 slow); the
-    # in-order A55 then loses what no back-end model sees: it stalls on every L1 miss and
-    # load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865,
-    # sd888, exynos9820).
-    "cortex-a55": 0.365,
+    "cortex-a76": _A76_FP32_EFFICIENCY,
+    # FITTED as above (LITTLE1): 0.355, LITTLE1 rows 7.0% off (0.365 before MNN's one-thread
+    # weight-gradient passes were costed).  llvm-mca's Cortex-A55 model gives the tile 1.04 cycles
+    # per FMLA (the peak of its one 128-bit pipe: the stream itself is not what makes the A55
+    # slow); the in-order A55 then loses what no back-end model sees: it stalls on every L1 miss
+    # and load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing
+    # rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865, sd888,
+    # exynos9820).
+    "cortex-a55": 0.355,
     # CARRIED from the A76 (not fitted): the Cortex-A715 (and the A710 it stands for on sd8gen2)
     # issues the same two 128-bit FMLA pipes (Arm Cortex-A715 Software Optimization Guide: ASIMD
     # FMLA throughput 2 per cycle, pipes V0/V1; llvm-mca's Neoverse N2 model gives the tile 0.50
@@ -39,7 +47,7 @@ FP32_EFFICIENCY: dict[str, float] = {
     # under the static split) 1.8x too slow.  Checked, not fitted, on calibration/dev/
     # ncnn_phones.yaml's SM8550 runs: threads 1->4 on sd8gen2, ratio MAPE ~38% -> 21%
     # (docs/modeling.md, Fitted constants).
-    "cortex-a715": 0.82,
+    "cortex-a715": _A76_FP32_EFFICIENCY,
     # CARRIED from the A76 (not fitted), for the reason given for the A715: the Cortex-A77 and
     # Cortex-A78, the A76's direct successors, issue the same two 128-bit ASIMD FMLA pipes
     # (calibration/hardware.yaml neon.a77/a78 simd_pipes_128b 2; Arm Cortex-A77 and Cortex-A78
@@ -47,8 +55,8 @@ FP32_EFFICIENCY: dict[str, float] = {
     # macro-op cache), so nothing the efficiency stands for is worse than on the A76.  The
     # spec's 0.45 assumption before it made an A77 0.55x an A76 per clock, against CoreMark's
     # 8.48 vs the A76's ~7.9 per MHz (calibration/hardware.yaml coremark_per_mhz).
-    "cortex-a77": 0.82,
-    "cortex-a78": 0.82,
+    "cortex-a77": _A76_FP32_EFFICIENCY,
+    "cortex-a78": _A76_FP32_EFFICIENCY,
 }
 
 

@@ -142,6 +142,10 @@ class Cluster(_OppRange, Sourced):
             return data
         fitted = fitted_fp32_efficiency(data["core_type"])
         if fitted is None:
+            if data.get("fp32_efficiency") is None and "fp32_efficiency" not in data:
+                # the field is required because of the core type: say so, naming both
+                raise ValueError(f"core_type {data['core_type']!r} has no fitted fp32_efficiency "
+                                 "(socsim/spec/coretypes.py lists the fitted core types): give fp32_efficiency")
             return data
         given = data.get("fp32_efficiency")
         if given is not None and abs(float(given) - fitted) > 1e-9:
@@ -211,6 +215,26 @@ class Uncore(Sourced):
     # The bandwidth governor's vote from the CPU's measured DDR traffic (socsim.hw.cpu): None
     # keeps the DDR at the latency governors' votes alone.
     bwmon: BwMon | None = None
+    # The latency governors' gate (governor_memlat.c): a cluster's monitor votes its table clock
+    # only while its cores run at most ``ratio_ceil`` instructions per cache miss (the monitor's
+    # ``qcom,cachemiss-ev``: L2 refills for the L3's monitors, L3 refills for the LLCC's and the
+    # DDR's), else nothing; the device then runs at the other votes or its floor.  which (l3,
+    # llcc, ddr) -> cluster -> instructions per miss; a table without an entry votes always.
+    ratio_ceil: dict[str, dict[str, PositiveFloat]] = Field(
+        default_factory=dict, description="which -> cluster -> instructions per miss above which the monitor does not vote")
+
+    @model_validator(mode="after")
+    def _ratio_ceil_keys(self) -> "Uncore":
+        for which, by_cluster in self.ratio_ceil.items():
+            if which not in ("l3", "llcc", "ddr"):
+                raise PydanticCustomError("uncore", "ratio_ceil: {w!r} is not l3, llcc or ddr",
+                                          {"fields": ("ratio_ceil", which), "w": which})
+            tabs = getattr(self, f"{which}_mhz")
+            for c in by_cluster:
+                if c not in tabs:
+                    raise PydanticCustomError("uncore", "ratio_ceil.{w}: cluster {c!r} has no {w}_mhz table",
+                                              {"fields": ("ratio_ceil", which, c), "w": which, "c": c})
+        return self
 
     @staticmethod
     def lookup(table: VoteTable, cpu_mhz: float) -> float:
@@ -219,13 +243,24 @@ class Uncore(Sourced):
                 return dev
         return table[-1][1]
 
-    def vote(self, which: str, cluster_mhz: dict[str, float]) -> float | None:
-        """The uncore clock (MHz) ``which`` (l3, llcc, ddr) for clusters in use at these clocks."""
+    def vote(self, which: str, cluster_mhz: dict[str, float],
+             per_miss: dict[str, float] | None = None) -> float | None:
+        """The uncore clock (MHz) ``which`` (l3, llcc, ddr) for clusters in use at these clocks.
+        ``per_miss``: the running code's instructions per miss of each monitor's event (``l2``
+        for the L3's monitors, ``l3`` for the LLCC's and the DDR's); a cluster whose
+        ``ratio_ceil`` it exceeds does not vote (without it every cluster votes).  With no vote
+        left the device runs at its floor."""
         tabs = getattr(self, f"{which}_mhz")
-        votes = [self.lookup(tabs[c], f) for c, f in cluster_mhz.items() if c in tabs]
+        ceil = self.ratio_ceil.get(which, {})
+        ipm = None if per_miss is None else per_miss.get("l2" if which == "l3" else "l3")
+        inuse = [c for c in cluster_mhz if c in tabs]
+        votes = [self.lookup(tabs[c], cluster_mhz[c]) for c in inuse
+                 if ipm is None or c not in ceil or ipm <= ceil[c]]
         if which == "ddr":
             votes += [self.lookup(self.ddr_floor_mhz[c], f) for c, f in cluster_mhz.items() if c in self.ddr_floor_mhz]
-        return max(votes) if votes else None
+        if votes:
+            return max(votes)
+        return self.floor(which) if inuse else None
 
     def top(self, which: str) -> float:
         return max(dev for tab in getattr(self, f"{which}_mhz").values() for _, dev in tab)

@@ -31,3 +31,20 @@ def test_a_spec_cannot_override_a_fitted_core_type():
         SocSpec.model_validate(raw)
     raw["cpu"]["clusters"][0]["fp32_efficiency"] = FP32_EFFICIENCY["cortex-a55"]   # the same value is fine
     SocSpec.model_validate(raw)
+
+
+@pytest.mark.parametrize("core_type", ["", "cortex-z9"])
+def test_a_core_type_without_a_fitted_value_asks_for_fp32_efficiency_by_name(tmp_path, core_type):
+    # hypothesis found it (tests/spec/test_loader_properties.py: sd865's mid core_type set to ''):
+    # the error named only fp32_efficiency, not the core type that made it required
+    from socsim.errors import InputError
+
+    raw = yaml.safe_load((soc_specs_dir() / "sd865.yaml").read_text())
+    raw["cpu"]["clusters"][1]["core_type"] = core_type
+    p = tmp_path / "soc.yaml"
+    p.write_text(yaml.safe_dump(raw, sort_keys=False))
+    with pytest.raises(InputError) as e:
+        load_soc(str(p))
+    assert e.value.field.startswith("cpu.clusters.1") and "core_type" in e.value.message
+    raw["cpu"]["clusters"][1]["fp32_efficiency"] = 0.5   # given, the spec loads
+    SocSpec.model_validate(raw)
