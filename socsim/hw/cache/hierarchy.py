@@ -204,18 +204,8 @@ class Hierarchy:
             p0 = self._period_p0(period)
             if p0:
                 return self._run_periodic(lines, kinds, off, steps, period, p0)
-        threads = (off.shape[0] - 1) // max(steps, 1)
-        if self._priv and threads > len(self._priv):
-            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
-        rows = len(self.level_names())
-        snap_cnt = np.zeros((steps, rows, N_COUNTERS), dtype=np.int64)
-        snap_dram = np.zeros((steps, 2), dtype=np.int64)
-        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
+        threads, snap_cnt, snap_dram, totals, p, sh = self._driver_buffers(off, steps)
         scr = np.array(self.scratch, dtype=np.int64).reshape(-1, 2)
-        p = self._p
-        sh = self._shared
-        if sh is None:
-            sh = _EMPTY_SHARED
         hier_numba.run_steps(np.ascontiguousarray(lines, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.uint8),
                              off, threads, steps, scr[:, 0].copy(), scr[:, 1].copy(),
                              p["sets"], p["assoc"], p["shift"], p["policy"], p["wb"], p["tags"], p["meta"],
@@ -226,6 +216,20 @@ class Hierarchy:
                              None if self._lru_wb() else True)
         self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
         return snap_cnt, snap_dram
+
+    def _driver_buffers(self, off: np.ndarray, steps: int):
+        """What every compiled driver (plain, periodic, ring) takes besides the stream: the thread
+        count of ``off``'s layout (checked against the private chains), zeroed per-step snapshots
+        (counters, DRAM), the running DRAM/scratch totals, the private levels' arrays and the
+        shared levels (an empty stand-in where there are none)."""
+        threads = (off.shape[0] - 1) // max(steps, 1)
+        if self._priv and threads > len(self._priv):
+            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
+        snap_cnt = np.zeros((steps, len(self.level_names()), N_COUNTERS), dtype=np.int64)
+        snap_dram = np.zeros((steps, 2), dtype=np.int64)
+        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
+        sh = self._shared if self._shared is not None else _EMPTY_SHARED
+        return threads, snap_cnt, snap_dram, totals, self._p, sh
 
     def _period_p0(self, period: tuple[int, int, int, int]) -> int:
         """The fewest body iterations whose shift keeps every line in its set at every level
@@ -244,14 +248,7 @@ class Hierarchy:
         return mod // math.gcd(mod, delta)
 
     def _run_periodic(self, lines, kinds, off, steps, period, p0) -> tuple[np.ndarray, np.ndarray]:
-        threads = (off.shape[0] - 1) // max(steps, 1)
-        if self._priv and threads > len(self._priv):
-            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
-        snap_cnt = np.zeros((steps, len(self.level_names()), N_COUNTERS), dtype=np.int64)
-        snap_dram = np.zeros((steps, 2), dtype=np.int64)
-        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
-        p = self._p
-        sh = self._shared if self._shared is not None else _EMPTY_SHARED
+        threads, snap_cnt, snap_dram, totals, p, sh = self._driver_buffers(off, steps)
         lo, hi, delta, per_iter = (int(x) for x in period)
         self.skipped += int(hier_period.run_steps_periodic(
             np.ascontiguousarray(lines, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.uint8), off, threads,
@@ -263,14 +260,7 @@ class Hierarchy:
         return snap_cnt, snap_dram
 
     def _run_fifo(self, lines, kinds, off, steps, cand) -> tuple[np.ndarray, np.ndarray]:
-        threads = (off.shape[0] - 1) // max(steps, 1)
-        if self._priv and threads > len(self._priv):
-            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
-        snap_cnt = np.zeros((steps, len(self.level_names()), N_COUNTERS), dtype=np.int64)
-        snap_dram = np.zeros((steps, 2), dtype=np.int64)
-        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
-        p = self._p
-        sh = self._shared if self._shared is not None else _EMPTY_SHARED
+        threads, snap_cnt, snap_dram, totals, p, sh = self._driver_buffers(off, steps)
         hier_fifo.run_steps_fifo(
             np.ascontiguousarray(lines, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.uint8), off, threads,
             steps, p["sets"], p["assoc"], p["tags"], p["meta"], p["dirty"], p["width"], p["clock"], p["cnt"],
