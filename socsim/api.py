@@ -427,6 +427,8 @@ def run(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, *,
     spec = _resolve_soc(soc)
     labels = {"scheduler_label": scheduler_label} if scheduler_label else {}
     wl, wl_file, sched, origins = prepare(workload, overrides=overrides, scheduler=scheduler, **labels)
+    if not kernels.compiled():
+        kernels.prefetch()   # a cold run: the cache model's driver compiles alongside (socsim.kernels)
 
     tmp: Path | None = None
     created: list[Path] = []

@@ -296,6 +296,11 @@ class _Progress:
 @click.option("--deterministic", is_flag=True, help="report wall_time_s as 0 (byte-identical summaries)")
 def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deterministic):
     """Simulate training WORKLOAD (a YAML file) on a SoC."""
+    from socsim import kernels
+
+    cold = not kernels.compiled()   # api.run says so once the input is valid (kernels.COMPILE_NOTE)
+    if cold:   # the kernels' children start before this process imports numba (socsim.kernels.prefetch)
+        kernels.prefetch()
     from socsim.api import dump_json, run as api_run
     from socsim.report.console import notes_to_print, summary_table
 
@@ -308,9 +313,6 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
         tmp_dir = tempfile.mkdtemp(prefix=".socsim-run.")
         out_dir = str(Path(tmp_dir) / "run")
     to_stdout = "-" in (json_path, trace_path)
-    from socsim import kernels
-
-    cold = not kernels.compiled()   # api.run says so once the input is valid (kernels.COMPILE_NOTE)
     prog = _Progress(f"{Path(workload).stem} on {soc}", enabled=not quiet and not to_stdout,
                      waiting="compiling kernels once, then planning" if cold else "planning")
 
@@ -355,7 +357,7 @@ def run(soc, workload, scheduler, sets, out, json_path, trace_path, quiet, deter
 def warmup():
     """Compile socsim's kernels once (numba's on-disk cache), so the first run is fast.
 
-    Optional: without it the first run compiles them (up to a minute) and says so."""
+    Optional: without it the first run compiles them (some seconds, in parallel where a CPU is free) and says so."""
 
     err_console.print("compiling kernels once (a two-batch quick-start run and one long FC step) ...", soft_wrap=True)
     from socsim.api import warmup as _warmup

@@ -11,6 +11,10 @@ it).  The GEMM tile then runs at the core type's fitted efficiency (what the str
 edge tiles, loop nests, the front end, L1 misses) and, in the backward phases, the backward
 kernel slowdown; the packing of its operands and the error gradient's col2im are costed apart.
 Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
+Frameworks: MNN's GEMM-path mechanisms (CPUMatMul's one-thread passes, the weight gradient's
+Raster buffers and round-robin dW tiles) apply to the ops MNN runs (``Op.cpu_framework``
+"mnn", the default); another framework's GEMMs take the generic path, split evenly with their
+operands packed by the threads (see mnn_gemm_path).
 Memory: socsim.hw.memory simulates the op's MNN-style stream through private L1D/L2 and the
 shared L3/SLC; cache-hit latency overlaps with compute (out-of-order cores) and DRAM time
 overlaps with compute roofline-style (Williams et al., CACM 2009), with the channel shared by
@@ -154,10 +158,13 @@ BACKWARD_PHASES = ("error_grad", "weight_grad")
 # overlaps (kernel > 1 or stride > 1) adds its GEMM's columns back into the input gradient
 # (col2im).  Counted in elements of the op's dtype.  The passes that MNN's CPUMatMul runs on one
 # thread (MNN_MATMUL_ONE_THREAD, matmul_operands) are left out: serial_pack_elements has them.
+# Another framework's GEMM (mnn_gemm_path false) takes the generic path: its two operands packed
+# once by the split threads, the weight gradient's im2col and dY included (no Raster buffers).
 def gemm_data_movement(op: Op) -> tuple[float, float]:
     """(elements packed by the split threads, elements scatter-added by col2im) of a GEMM-kind
     op."""
     p = op.p
+    mnn = mnn_gemm_path(op)
     one = set(MNN_MATMUL_ONE_THREAD) if matmul_operands(op) else set()
     if "cout" in p:                                     # convolutions and their gradients
         g = p.get("groups", 1)
@@ -168,6 +175,8 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
             overlap = p.get("kh", 1) * p.get("kw", 1) > 1 or p.get("stride", 1) > 1
             packed = (0.0 if "B" in one else p["cout"] * n) + (0.0 if "A" in one else w)
             return packed, (k * n if overlap else 0.0)
+        if op.kind == "conv2d_wgrad" and not mnn:       # generic: im2col(X) and dY packed once
+            return k * n + p["cout"] * n, 0.0
         if op.kind == "conv2d_wgrad":                   # dW = dY im2col(X)^T: both long operands
             # the im2col is materialised by a Raster (im2col_buffer_bytes), then packed as A
             # (per tile in the threads, or on one thread: MNN_MATMUL_ONE_THREAD); dY's transpose
@@ -200,11 +209,34 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
 MNN_MATMUL_ONE_THREAD: tuple[str, ...] = ("A", "B", "C")
 
 
+# Which ops take MNN's GEMM path (CPUMatMul's one-thread passes, matmul_operands; the weight
+# gradient's Raster buffers, im2col_buffer_bytes; its round-robin dW tiles, split_share): those
+# MNN runs, Op.cpu_framework "mnn" (socsim.workload.ops: the default, set otherwise by the
+# scheduler that runs a graph as another framework does).  The others take the generic split
+# path, the model before MNN's passes: the GEMM split evenly over the threads, each packing its
+# share of both operands, col2im split too.  PyTorch (the pytorch baseline, Swan) runs a
+# convolution's gradients through ATen's slow_conv2d (pytorch/pytorch
+# aten/src/ATen/native/ConvolutionMM2d.cpp, read at a later revision than Swan's 1.8, whose loops
+# are the same): the input gradient is at::parallel_for over the batch, each thread a GEMM
+# (W^T dY) and col2im (unfolded2d_acc) per image in a buffer of its own, so all of it splits;
+# the weight gradient is a loop over the images on the calling thread, one GEMM
+# (dY x finput^T, the im2col saved by the forward pass, so none is made in the backward) per
+# image, whose threading is the BLAS's (cpublas::gemm): split evenly here, as the grouped
+# layers' per-group GEMMs that PyTorchRun puts on one thread are not.  TFLite's gradient kernels
+# (XNNPACK, TensorFlow's Eigen through the Flex delegate) and ncnn's (inference only: no
+# gradients) do not go through CPUMatMul either.
+def mnn_gemm_path(op: Op) -> bool:
+    """Whether ``op`` runs on MNN's CPU kernels (its MatMul's one-thread passes, the weight
+    gradient's Raster buffers and round-robin tiles apply)."""
+    return op.cpu_framework == "mnn"
+
+
 def matmul_operands(op: Op) -> dict[str, float]:
     """Elements of the A, B and C operands of the CPUMatMul that MNN runs for ``op``, a
-    gradient's GEMM (error_grad or weight_grad phase, groups 1); {} for other ops."""
+    gradient's GEMM (error_grad or weight_grad phase, groups 1) that MNN runs
+    (mnn_gemm_path); {} for other ops."""
     p = op.p
-    if op.phase not in BACKWARD_PHASES or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
+    if not mnn_gemm_path(op) or op.phase not in BACKWARD_PHASES or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
         return {}
     if "cout" in p:
         n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
@@ -248,10 +280,10 @@ def serial_dram_bytes(op: Op, soc: SocSpec) -> float:
 # dY goes the same way: the geometry's A operand is dY transposed (n, oc, oh*ow -> oc, n*oh*ow,
 # one region, which CPURaster splits over the threads); an identity when the batch is 1.
 def im2col_buffer_bytes(op: Op) -> float:
-    """Bytes of the buffers a CPU weight gradient materialises before its MatMul: the im2col
-    and, for a batch above 1, dY transposed (0 for other ops)."""
+    """Bytes of the buffers an MNN weight gradient materialises before its MatMul: the im2col
+    and, for a batch above 1, dY transposed (0 for other ops and other frameworks')."""
     p = op.p
-    if op.kind != "conv2d_wgrad" or "cout" not in p:
+    if op.kind != "conv2d_wgrad" or "cout" not in p or not mnn_gemm_path(op):
         return 0.0
     k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)
     n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
@@ -274,10 +306,11 @@ def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:
 # numberThread``), so the thread with the most tiles does ceil(tiles / threads) of them, not
 # tiles / threads: the share of the split part that paces the op (applied to the whole split
 # part; the im2col Raster is dealt by regions instead, a pass that is small beside the GEMM).
+# MNN's weight gradients only (mnn_gemm_path); other frameworks' split evenly.
 def split_share(op: Op, threads: int) -> float:
     """The pacing thread's share of ``op``'s split compute on ``threads`` threads."""
     p = op.p
-    if op.kind != "conv2d_wgrad" or "cout" not in p or threads <= 1:
+    if op.kind != "conv2d_wgrad" or "cout" not in p or threads <= 1 or not mnn_gemm_path(op):
         return 1.0 / max(threads, 1)
     tiles = -(-p["cin"] * p.get("kh", 1) * p.get("kw", 1) // CPU_TILE_PIXELS)
     return -(-tiles // threads) / tiles

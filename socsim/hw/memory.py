@@ -21,7 +21,7 @@ import numpy as np
 
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
-from socsim.hw import profile_store
+from socsim.hw import kernel_wait, profile_store
 from socsim.hw.memprofile import MemProfile
 from socsim.hw.cache import streams as st
 from socsim.spec.soc import SocSpec
@@ -73,7 +73,11 @@ def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET,
 def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
     """The steps the sampler simulates: (lines, kinds, offsets, steps) (StreamPlan.generate)."""
     n = plan.n_segments
-    return plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    streams = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    # the cache model's driver runs them next: a cold run waits here for the child compiling it
+    # (socsim.kernels.prefetch; every simulation's streams come from here)
+    kernel_wait.wait()
+    return streams
 
 
 def busy_threads(plan: st.StreamPlan, streams: tuple) -> int:

@@ -38,6 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from socsim.hw.cache.hierarchy import LevelStats
+from socsim.paths import cache_dir  # noqa: F401  (socsim.hw.profile_store.cache_dir, as before)
 from socsim.hw.memprofile import MemProfile
 
 # Seconds an SQLite call waits for another process's write lock (parallel test workers, a
@@ -92,12 +93,6 @@ def _source_digest(ns: str = "memprofiles") -> str:
     return _digests[ns]
 
 
-def cache_dir() -> Path:
-    env = os.environ.get("SOCSIM_CACHE_DIR")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "socsim"
 
 
 def enabled() -> bool:

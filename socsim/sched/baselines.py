@@ -35,7 +35,7 @@ from socsim.sched.oversub import OMP_OVERSUBSCRIBED_SWITCH_S, oversubscription, 
 from socsim.workload import memory
 from socsim.workload.costs import BYTES
 from socsim.workload.opkinds import lookup
-from socsim.workload.ops import Op
+from socsim.workload.ops import DEFAULT_CPU_FRAMEWORK, Op, with_cpu_framework
 
 # TFLite re-prepares its interpreter (tensor allocation, op Prepare()) every training batch:
 # 304 ms per batch for VGG-16 (pub:dsp_graph_preparation_ms.VGG16.tflite; MNN 212 ms when it
@@ -209,10 +209,13 @@ def scale_work(op: Op, efficiency: float) -> Op:
 
 class _Scaled:
     """A graph whose ops run at framework-specific kernel efficiencies (phase -> factor; with
-    ``kinds``, only ops of those kinds are scaled)."""
+    ``kinds``, only ops of those kinds are scaled), on ``framework``'s CPU kernels
+    (Op.cpu_framework: socsim.hw.cpu applies MNN's GEMM-path mechanisms to MNN's ops only)."""
 
-    def __init__(self, graph, eff: dict[str, float], kinds: frozenset[str] | None = None) -> None:
-        self.ops = tuple(op if kinds is not None and op.kind not in kinds else scale_work(op, eff.get(op.phase, 1.0))
+    def __init__(self, graph, eff: dict[str, float], kinds: frozenset[str] | None = None,
+                 framework: str = DEFAULT_CPU_FRAMEWORK) -> None:
+        self.ops = tuple(with_cpu_framework(op if kinds is not None and op.kind not in kinds
+                                            else scale_work(op, eff.get(op.phase, 1.0)), framework)
                          for op in graph.ops)
         self.batch = graph.batch
         self.peak_memory_bytes = graph.peak_memory_bytes
@@ -258,7 +261,7 @@ def group_grad_sum(conv: Op, dgrad: Op) -> Op:
               bytes_read=2 * (g - 1) * x + x,           # the sums' operands, the groups' slices
               bytes_written=g * x + x + (g - 1) * x,    # zero fills, slice copies, sums
               out_bytes=x, inputs=(dgrad.name,),
-              attrs=(("framework", "pytorch<=1.10 grouped-convolution autograd"),
+              attrs=(("cpu_framework", "pytorch"), ("framework", "pytorch<=1.10 grouped-convolution autograd"),
                      ("grad_of", conv.inputs[0] if conv.inputs else conv.name), ("role", "grad_accum")))
 
 
@@ -395,7 +398,7 @@ class PyTorchRun:
                  cores: tuple[int, ...] = ()) -> None:
         if version not in PYTORCH_VERSIONS:
             raise ValueError(f"unknown PyTorch version {version!r} (known: {', '.join(PYTORCH_VERSIONS)})")
-        scaled = _Scaled(graph, PYTORCH_EFFICIENCY)
+        scaled = _Scaled(graph, PYTORCH_EFFICIENCY, framework="pytorch")
         convs = grouped_convs(graph)
         self.batch = graph.batch
         groups = sum(op.p["groups"] for op in convs)
@@ -460,6 +463,8 @@ class _CpuBaseline(BaseScheduler):
     #: the workload modes it runs: a framework's kernels serve a forward pass alone as well
     modes: tuple[str, ...] = ("train", "inference")
     framework = ""
+    #: the CPU kernels its ops run (socsim.workload.ops.CPU_FRAMEWORKS)
+    cpu_framework = DEFAULT_CPU_FRAMEWORK
     default_cores = "big4"
 
     efficiency: dict[str, float] = {}
@@ -467,7 +472,7 @@ class _CpuBaseline(BaseScheduler):
     def plan(self, ctx) -> Plan:
         graph = ctx.graph(self.precision)
         cores = self.cores(ctx)
-        run = _Scaled(graph, self.efficiency) if self.efficiency else graph
+        run = _Scaled(graph, self.efficiency, framework=self.cpu_framework) if self.efficiency else graph
         return single_unit_plan(run, "cpu", cores, f"{self.name} cpu{''.join(map(str, cores))}",
                                 cpu_graph_prep_s=self.graph_prep_s(ctx, graph),
                                 prep_overheads=self.overheads(ctx, graph))
@@ -541,6 +546,7 @@ class TfliteFp32(_CpuBaseline):
     precision = "fp32"
     description = "TFLite FP32 training on the CPU (4 big cores), graph re-prepared every batch"
     efficiency = TFLITE_EFFICIENCY
+    cpu_framework = "tflite"
 
     def graph_prep_s(self, ctx, graph) -> float:
         return tflite_graph_prep_s(graph.ops)

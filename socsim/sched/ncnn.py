@@ -55,7 +55,7 @@ from socsim.sched.baselines import CpuOptions, GpuOptions, KernelGraph, scale_wo
 from socsim.sched.oversub import OMP_OVERSUBSCRIBED_SWITCH_S, oversubscription  # noqa: F401 (re-exported)
 from socsim.spec.coretypes import has_dotprod, has_fp16_arithmetic, has_i8mm
 from socsim.workload.opkinds import lookup
-from socsim.workload.ops import Op
+from socsim.workload.ops import Op, with_cpu_framework
 
 # Winograd F(m x m, 3 x 3) transform sizes: nonzeros of the input transform B^T ((m+2) x (m+2))
 # and of the output transform A^T (m x (m+2)), counting one multiply-add per nonzero.  Matrices:
@@ -292,7 +292,8 @@ def ncnn_cpu_ops(graph, fp16: bool, int8: bool, dotprod: bool, int8_rel: float =
         return winograd(op16, m, elt) if m else (op16,)
 
     def each(op: Op) -> tuple[Op, ...]:
-        return tuple(scale_work(k, 1 / stretch) for k in lowered(op)) if stretch != 1.0 else lowered(op)
+        ks = tuple(scale_work(k, 1 / stretch) for k in lowered(op)) if stretch != 1.0 else lowered(op)
+        return tuple(with_cpu_framework(k, "ncnn") for k in ks)
 
     return _lower(graph, each)
 

@@ -6,13 +6,23 @@ implies.  Ops are immutable and hashable; ``signature`` is the memoisation key o
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Phase = Literal["forward", "error_grad", "weight_grad", "update"]
 DType = Literal["fp32", "int8", "int32", "fp16"]
 
 PHASES: tuple[str, ...] = ("forward", "error_grad", "weight_grad", "update")
+
+# The CPU framework whose kernels run an op: its ``cpu_framework`` attr, set by the scheduler that
+# runs the graph as that framework does (socsim.sched.baselines: PyTorchRun for the pytorch
+# baseline and Swan, TfliteFp32; socsim.sched.ncnn).  The CPU cost model (socsim.hw.cpu) applies
+# MNN's GEMM-path mechanisms (CPUMatMul's one-thread passes, the weight gradient's Raster buffers
+# and round-robin dW tiles) to MNN's ops only.  An op without the attr runs MNN's kernels: the CPU
+# model's kernels are MNN's throughout (socsim.hw.cpu's module docstring), and MNN runs Min-Energy,
+# Mandheling's CPU side, Octo and the mnn-* baselines.
+CPU_FRAMEWORKS: tuple[str, ...] = ("mnn", "pytorch", "tflite", "ncnn")
+DEFAULT_CPU_FRAMEWORK = "mnn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,9 +57,19 @@ class Op:
         return dict(self.params)
 
     @property
+    def cpu_framework(self) -> str:
+        """The CPU framework whose kernels run the op (``cpu_framework`` attr; MNN without it)."""
+        for k, v in self.attrs:
+            if k == "cpu_framework":
+                return v
+        return DEFAULT_CPU_FRAMEWORK
+
+    @property
     def signature(self) -> tuple:
-        """What a cost model's result depends on (not the name or the layer)."""
-        return (self.kind, self.dtype, self.params)
+        """What a cost model's result depends on (not the name or the layer): the kind, dtype and
+        shape, and the CPU framework that runs it (so the memo and cost keys of two frameworks'
+        ops never meet)."""
+        return (self.kind, self.dtype, self.params, self.cpu_framework)
 
     @property
     def batch(self) -> int:
@@ -57,6 +77,17 @@ class Op:
 
     def attr(self, key: str, default: str | None = None) -> str | None:
         return dict(self.attrs).get(key, default)
+
+
+def with_cpu_framework(op: Op, framework: str) -> Op:
+    """``op`` as ``framework``'s CPU kernels run it (its ``cpu_framework`` attr; MNN's: no attr)."""
+    if framework not in CPU_FRAMEWORKS:
+        raise ValueError(f"unknown CPU framework {framework!r} (known: {', '.join(CPU_FRAMEWORKS)})")
+    attrs = {k: v for k, v in op.attrs if k != "cpu_framework"}
+    if framework != DEFAULT_CPU_FRAMEWORK:
+        attrs["cpu_framework"] = framework
+    new = tuple(sorted(attrs.items()))
+    return op if new == op.attrs else replace(op, attrs=new)
 
 
 def make_params(**kw: int) -> tuple[tuple[str, int], ...]:

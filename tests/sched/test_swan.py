@@ -247,8 +247,8 @@ def test_memory_bound_ops_of_depthwise_models_do_not_scale():
     assert mb4["memory"] > mb3["memory"]
     # the convolutions still gain from the fourth core, though far less than 4/3: four threads
     # fill sd865's big domain, whose background work then pauses them (socsim.hw.forkjoin, fitted
-    # on the development set), and the weight gradients' dY packing runs on one thread and their
-    # 12-row dW tiles are dealt round-robin (socsim/hw/cpu.py, from MNN's CPUMatMul)
+    # on the development set).  MNN's one-thread MatMul passes and round-robin dW tiles
+    # (socsim/hw/cpu.py) are not PyTorch's: its ops (Op.cpu_framework) take the split path
     assert mb4["conv"] < mb3["conv"]
     rn4 = _class_times("resnet34", (3, 32, 32), 10, (4, 5, 6, 7))
     share_mb = mb4["memory"] / sum(mb4.values())
