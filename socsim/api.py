@@ -581,7 +581,8 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
 def warmup() -> float:
     """Compile the kernels a run and its reports call (a two-batch quick-start run with every
     output, into a temporary directory, then one FC step long enough for the cache model's
-    periodic driver); returns the seconds it took."""
+    periodic driver and one element-wise op long enough for its ring path); returns the seconds
+    it took."""
     import tempfile
     import time
 
@@ -590,9 +591,11 @@ def warmup() -> float:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="socsim-warmup-") as d:
         run(kernels.WARMUP_SOC, dict(kernels.WARMUP_WORKLOAD), out=Path(d) / "run", deterministic=True)
-    # the cache model's periodic driver, which the quick-start's small FC layers do not reach
-    from socsim.hw.memory import warm_periodic_driver
+    # the cache model's periodic driver and ring path, which the quick-start's small FC layers
+    # and element-wise steps do not reach
+    from socsim.hw.memory import warm_periodic_driver, warm_ring_driver
     from socsim.spec import load_soc
     warm_periodic_driver(load_soc(kernels.WARMUP_SOC))
+    warm_ring_driver(load_soc(kernels.WARMUP_SOC))
     kernels.mark_compiled()
     return time.perf_counter() - t0

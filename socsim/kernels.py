@@ -33,7 +33,8 @@ _PKG = Path(__file__).resolve().parent
 
 #: the modules that hold numba kernels (their sources key the marker: a changed kernel compiles again)
 KERNEL_MODULES = (
-    "hw/cache/hier_numba.py", "hw/cache/hier_period.py", "hw/cache/sim_lru_wb.py", "hw/cache/sim_numba.py", "hw/cache/streams_numba.py",
+    "hw/cache/hier_fifo.py", "hw/cache/hier_numba.py", "hw/cache/hier_period.py", "hw/cache/sim_lru_wb.py",
+    "hw/cache/sim_numba.py", "hw/cache/streams_numba.py",
     "hw/thermal_scan.py", "engine/pieces_kernel.py", "hw/battery_kernel.py", "report/csv_format.py", "report/perfetto_android_kernel.py",
     "report/perfetto_counters.py", "report/perfetto_encode.py",
 )

@@ -67,7 +67,8 @@ def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET,
     call each (streams_numba.generate, hier_numba.run_steps); ``streams`` is that generation when
     the caller has it (:func:`sampled_streams`)."""
     lines, kinds, off, done = streams if streams is not None else sampled_streams(plan, budget)
-    return _simulate(lines, kinds, off, done, plan.n_segments, hier, flush, st.period_hint(plan))
+    return _simulate(lines, kinds, off, done, plan.n_segments, hier, flush, st.period_hint(plan),
+                     st.touches_once(plan))
 
 
 def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
@@ -108,8 +109,8 @@ def same_streams(a: st.StreamPlan, sa: tuple, b: st.StreamPlan, sb: tuple) -> bo
             and np.array_equal(la, lb) and np.array_equal(ka, kb))
 
 
-def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool, period=None):
-    snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done, period)
+def _simulate(lines, kinds, off, done, n, hier: Hierarchy, flush: bool, period=None, once: bool = False):
+    snap_cnt, snap_dram = hier.run_steps(lines, kinds, off, done, period, once)
     cnt = snap_cnt[-1].astype(np.float64)
     fills, wbs = float(snap_dram[-1, 0]), float(snap_dram[-1, 1])
     if done < n:
@@ -185,6 +186,20 @@ def warm_periodic_driver(soc: SocSpec) -> int:
                      stream_line_bytes=priv[0].line_bytes, per_thread_private=(priv,))
     simulate(plan, hier)
     return int(hier.skipped)
+
+
+def warm_ring_driver(soc: SocSpec) -> int:
+    """Compile the cache model's ring path (hier_fifo), which only element-wise steps of at least
+    hier_fifo.MIN_ACCESSES accesses take (not the quick-start's): one such op on the SoC's last
+    two cores, outside the profile store (``socsim warmup``).  Returns the calls that took the
+    path (1: it ran)."""
+    plan = st.eltwise_stream(4 << 20, 4 << 20, 2)
+    cores = sorted(c for cl in soc.cpu.clusters for c in cl.core_ids)[-2:]
+    priv = tuple(cpu_private_geoms(soc, c) for c in cores)
+    hier = Hierarchy(private=priv[0], shared=cpu_shared_geoms(soc), threads=len(priv),
+                     stream_line_bytes=priv[0][0].line_bytes, per_thread_private=priv)
+    simulate(plan, hier)
+    return int(hier.fifo)
 
 
 def _stream_key(op: Op) -> tuple:

@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as hs
 
 from socsim.hw.cache import streams as st
 from socsim.hw.cache import streams_ref as ref
+from socsim.hw.cache import streams_numba as sn
 from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy
 from socsim.hw.memory import simulate
@@ -252,3 +253,23 @@ def test_cpu_streams_compile_no_dsp_kernel():
     for plan in (cpu, dsp):     # each through its own generator, equal to the one-step call
         lines, _, off, done = plan.generate(0, 2)
         assert done == 2 and np.array_equal(lines[off[2]:off[3]], plan.segment(1)[0][0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=hs.sampled_from(CONV_KINDS + PLANE_KINDS + ("relu",)), unit=hs.sampled_from(["cpu", "dsp"]),
+       c=hs.integers(1, 20), hw=hs.integers(1, 13), o=hs.integers(1, 20), threads=hs.integers(1, 4),
+       frac=hs.floats(0.0, 1.0))
+def test_generate_into_a_short_buffer_counts_and_writes_the_prefix(kind, unit, c, hw, o, threads, frac):
+    """Past its buffer the generator only counts (streams_numba._emit's one-step count): the
+    count is at least the stream's length (the caller's second buffer size) and what fits is
+    the stream's own prefix."""
+    op = _random_op(kind, "fp32", 2, c, hw, o, 3 if hw >= 3 else 1, 1, 100_000)
+    plan = _plans(op, unit, threads, 2, 0)[0]
+    full, fk, _, steps = plan.generate(0, plan.n_segments)
+    cap = int(full.size * frac)
+    out_l = np.full(cap, -7, np.int64)
+    out_k = np.zeros(cap, np.uint8)
+    off = np.zeros(plan.n_segments * plan.threads + 1, np.int64)
+    n, done = sn.generate(plan.kernel, plan.params, plan.line_bytes, 0, plan.n_segments, 1 << 62, 1, out_l, out_k, off)
+    assert done == steps and n >= full.size
+    assert np.array_equal(out_l, full[:cap]) and np.array_equal(out_k, fk[:cap])

@@ -232,10 +232,11 @@ def test_a_budget_back_up_in_the_same_batch_restores_the_plan():
 def test_min_energy_over_sage_continues_the_batch_at_its_level():
     sched = {"name": "min-energy", "options": {
         "base": {"name": "sage", "options": {"jit_compile": False, "unit": "cpu"}}, "slack": 1.3}}
-    # min-energy runs the first two batches at its high level: the step falls early in the
-    # second (a tenth into it, in a forward pass, where the batch can be re-split), placed from
-    # the first batch's length so that the test does not depend on the cost model's speed
-    first = socsim.run("sd865", dict(SMALL_WL, batches=1, scheduler=sched)).summary["sim_time_s"]
+    # the step falls early in the second batch (in a forward pass, where the batch can be
+    # re-split), placed from the first batch's length at the level the DP gives it (its profile),
+    # so that the test depends neither on the cost model's speed nor on the DP's order of levels
+    info = socsim.run("sd865", dict(SMALL_WL, scheduler=sched)).summary["scheduler_info"]
+    first = info["levels"][info["sequence"][0][0]]["time_s"]
     wl = dict(SMALL_WL, scheduler=sched,
               environment={"memory_budget_mb": [{"at_s": 0, "mb": 200}, {"at_s": 1.1 * first, "mb": 110}]})
     s = socsim.run("sd865", wl).summary

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from socsim.hw.cache import hier_numba, hier_period, sim_numba
+from socsim.hw.cache import hier_fifo, hier_numba, hier_period, sim_numba
 from socsim.hw.cache.geometry import (FILLS, N_COUNTERS, RD_HIT, RD_MISS, WR_HIT, WR_MISS, WRITEBACKS,
                                       CacheGeom, ChainState, RNG_SEED, level_arrays)
 
@@ -134,6 +134,7 @@ class Hierarchy:
     dram_fills: int = field(default=0, init=False)
     dram_writebacks: int = field(default=0, init=False)
     skipped: int = field(default=0, init=False)     # accesses the periodic driver skipped
+    fifo: int = field(default=0, init=False)        # run_steps calls that took the ring path (hier_fifo)
 
     per_thread_private: tuple[tuple[CacheGeom, ...], ...] = ()
 
@@ -177,7 +178,8 @@ class Hierarchy:
         self.dram_writebacks += int(np.count_nonzero(out_k != 0))
 
     def run_steps(self, lines: np.ndarray, kinds: np.ndarray, off: np.ndarray, steps: int,
-                  period: tuple[int, int, int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  period: tuple[int, int, int, int] | None = None,
+                  once: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Feed ``steps`` steps at once (groups ``off[s * threads + t]:off[s * threads + t + 1]``,
         as :meth:`streams.StreamPlan.generate` lays them out); compiled twin of calling
         :meth:`run` once per step.  Returns per-step snapshots: counters (steps, levels, 6) as
@@ -186,7 +188,18 @@ class Hierarchy:
         ``period`` = (lo, hi, delta, per_iter) says the steps' streams repeat every ``per_iter``
         accesses with the lines in [lo, hi) moved by ``delta`` (streams.period_hint): the
         driver then skips the stretches where the caches repeat too, exactly (hier_period;
-        the results are the same with or without it).  ``self.skipped`` counts what it skipped."""
+        the results are the same with or without it).  ``self.skipped`` counts what it skipped.
+
+        ``once`` says the stream touches its lines once, bar a few (streams.touches_once): on cold
+        write-back LRU caches at the stream's line size, the driver then takes the ring path
+        (hier_fifo, exact: the results are the same with or without it) when the stream is long
+        enough to gain (hier_fifo.MIN_ACCESSES) and its repeated lines are few; ``self.fifo``
+        counts the calls that took it."""
+        if (once and lines.shape[0] >= hier_fifo.MIN_ACCESSES and not self.scratch and self._lru_wb()
+                and self._cold() and self._one_line()):
+            cand = hier_fifo.repeats(lines, kinds, off)
+            if cand is not None:
+                return self._run_fifo(lines, kinds, off, steps, cand)
         if period is not None and not self.scratch and self._lru_wb():
             p0 = self._period_p0(period)
             if p0:
@@ -248,6 +261,34 @@ class Hierarchy:
             snap_cnt, snap_dram, totals, lo, hi, delta, per_iter, p0))
         self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
         return snap_cnt, snap_dram
+
+    def _run_fifo(self, lines, kinds, off, steps, cand) -> tuple[np.ndarray, np.ndarray]:
+        threads = (off.shape[0] - 1) // max(steps, 1)
+        if self._priv and threads > len(self._priv):
+            raise ValueError(f"{threads} thread streams for {len(self._priv)} private chains")
+        snap_cnt = np.zeros((steps, len(self.level_names()), N_COUNTERS), dtype=np.int64)
+        snap_dram = np.zeros((steps, 2), dtype=np.int64)
+        totals = np.array([self.dram_fills, self.dram_writebacks, self.scratch_accesses], dtype=np.int64)
+        p = self._p
+        sh = self._shared if self._shared is not None else _EMPTY_SHARED
+        hier_fifo.run_steps_fifo(
+            np.ascontiguousarray(lines, dtype=np.int64), np.ascontiguousarray(kinds, dtype=np.uint8), off, threads,
+            steps, p["sets"], p["assoc"], p["tags"], p["meta"], p["dirty"], p["width"], p["clock"], p["cnt"],
+            sh.sets, sh.assoc, sh.state.tags.reshape(-1), sh.state.meta.reshape(-1), sh.state.dirty.reshape(-1),
+            sh.width, sh.state.clock, sh.counters.reshape(-1), INTERLEAVE_CHUNK, snap_cnt, snap_dram, totals, cand)
+        self.dram_fills, self.dram_writebacks, self.scratch_accesses = (int(x) for x in totals)
+        self.fifo += 1
+        return snap_cnt, snap_dram
+
+    def _cold(self) -> bool:
+        """No access has reached any cache yet (every level's clock is 0)."""
+        sh = self._shared
+        return not self._p["clock"].any() and (sh is None or not sh.state.clock.any())
+
+    def _one_line(self) -> bool:
+        """Every level's line is the stream's (no two stream lines share a cache line)."""
+        geoms = [g for per in (self.per_thread_private or (self.private,)) for g in per] + list(self.shared)
+        return all(g.line_bytes == self.stream_line_bytes for g in geoms)
 
     def _lru_wb(self) -> bool:
         """Every level write-back LRU (the compiled driver's fast path, hier_numba.run_steps)."""

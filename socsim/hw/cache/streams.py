@@ -149,6 +149,14 @@ def period_hint(plan: StreamPlan, min_accesses: int = PERIOD_MIN_ACCESSES) -> tu
     return g["w_base"] // line, g["out_base"] // line, jstep * wl, per_iter
 
 
+def touches_once(plan: StreamPlan) -> bool:
+    """Whether the plan's streams touch each line once, bar a few: an element-wise op in one
+    pass (its chunks share at most a boundary line when a chunk is not whole lines).  Only a
+    hint for the cache driver's ring path (hierarchy.Hierarchy.run_steps, hier_fifo), which
+    finds the repeated lines itself and falls back to the plain driver when they are many."""
+    return plan.kernel == sn.ELTWISE and int(plan.params[sn.FIELDS[sn.ELTWISE].index("passes")]) == 1
+
+
 def _align(x: int) -> int:
     return (x + PAGE - 1) // PAGE * PAGE
 

@@ -50,6 +50,11 @@ def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
     lo = byte_lo // line
     hi = (byte_lo + nbytes - 1) // line + 1
     cap = out_l.shape[0]
+    if n > cap:
+        # past the buffer only counting: the loop below would neither compare (n - 1 >= cap) nor
+        # write, one count per line; so the count in one step (the sizing pass of an FC step's
+        # ~12 M accesses cost as much as writing them)
+        return n + (hi - lo)
     for x in range(lo, hi):
         if n > g0 and n - 1 < cap and out_l[n - 1] == x:
             if kind > out_k[n - 1]:
@@ -60,6 +65,18 @@ def _emit(out_l, out_k, n, g0, byte_lo, nbytes, kind, line):
             out_k[n] = kind
         n += 1
     return n
+
+
+@nb.njit(cache=True, inline="always")
+def _emit_read(out_l, out_k, n, g0, byte_lo, nbytes, line):
+    """:func:`_emit` of a READ run, with its commonest case inline: a run inside the line the
+    group wrote last collapses into it (a READ never raises the kind), no call and no division
+    (a 64-bit division costs tens of cycles; the test multiplies)."""
+    if nbytes > 0 and n > g0 and n - 1 < out_l.shape[0]:
+        x0 = out_l[n - 1] * line
+        if x0 <= byte_lo and byte_lo + nbytes <= x0 + line:
+            return n
+    return _emit(out_l, out_k, n, g0, byte_lo, nbytes, _READ, line)
 
 
 @nb.njit(cache=True)
@@ -244,12 +261,25 @@ def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
         for r in range(r0 + t * per_ctx, min(r1, r0 + (t + 1) * per_ctx)):
             b = r // OH
             oh = r % OH
+            # the input rows of one output row, read in order: rows that follow each other in
+            # memory (a group's kh rows; every group's when the window covers all H rows) are one
+            # run [lo, hi).  The same lines as a run per row: _emit collapses the line two
+            # touching runs share, so one emit of the union is the same stream (a small-row
+            # layer's ~20 emits per line became one; docs/performance.md, Cold planning)
+            lo = np.int64(-1)
+            hi = np.int64(-1)
             for ci4 in range(C4):
                 for kh in range(KH):
                     ih = oh * ST - PD + kh
                     if 0 <= ih < H:
-                        n = _emit(out_l, out_k, n, g0, in_base + ((b * C4 + ci4) * H + ih) * row_in, row_in,
-                                  _READ, line)
+                        a = in_base + ((b * C4 + ci4) * H + ih) * row_in
+                        if a == hi:
+                            hi += row_in
+                        else:
+                            n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
+                            lo = a
+                            hi = a + row_in
+            n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
             n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
     else:  # DSP_PLANE
         H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
