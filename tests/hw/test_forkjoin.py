@@ -75,6 +75,43 @@ def test_lockstep_threads_on_a_full_little_cluster_collapse_at_the_low_step(monk
     assert dict(cpu_cost(SOC, CONV, _cfg(little=600.0, cores=(0, 1))).detail)["noise_s"] == 0.0
 
 
+def test_background_shares_are_per_full_domain():
+    shares = forkjoin.background_shares(SOC, _cfg(), tuple(range(8)), UTIL)
+    assert set(shares) == {"little", "big"}
+    assert shares["little"] == pytest.approx(0.06)
+    assert sum(shares.values()) == pytest.approx(forkjoin.background_share(SOC, _cfg(), tuple(range(8)), UTIL))
+    assert forkjoin.background_shares(SOC, _cfg(cores=(0, 1, 2, 3, 4)), (0, 1, 2, 3, 4), UTIL).keys() == {"little"}
+    assert forkjoin.background_shares(SOC, _cfg(cores=(0,)), (0,), UTIL) == {}
+
+
+def _noise(cores, little, big, monkeypatch, f_little=600.0, f_big=800.0):
+    monkeypatch.setattr(forkjoin, "BACKGROUND_UTIL_TOP", {"little": little, "big": big})
+    cfg = CpuConfig(tuple(cores), (("little", f_little), ("mid", f_big), ("prime", f_big)))
+    return dict(cpu_cost(SOC, CONV, cfg).detail)["noise_s"]
+
+
+def test_a_hybrid_set_pays_the_pacing_domains_preemption_not_the_sum(monkeypatch):
+    """All eight cores: the little threads pace the statically split op and the big ones finish
+    early, so the big domain's background work fits in their slack (the op waits for its last
+    thread): the op pays the little domain's preemption, not little + big as a sum would."""
+    both = _noise(range(8), 0.2, 0.2, monkeypatch)
+    little_only = _noise(range(8), 0.2, 0.0, monkeypatch)
+    big_only = _noise(range(8), 0.0, 0.2, monkeypatch)
+    assert both == pytest.approx(little_only) and little_only > 0.0
+    assert big_only == 0.0
+    # the same big-domain work on four big cores alone, with no slack, does delay the op
+    assert _noise((4, 5, 6, 7), 0.0, 0.2, monkeypatch) > 0.0
+
+
+def test_a_domain_whose_stretched_threads_outlast_the_pacing_ones_delays_the_op(monkeypatch):
+    """Enough background work on the big domain (little at its top clock, big at its lowest
+    step) outlasts the big threads' slack: the op then waits for them."""
+    assert _noise(range(8), 0.0, 0.0, monkeypatch, f_little=1800.0, f_big=800.0) == 0.0
+    assert _noise(range(8), 0.0, 0.3, monkeypatch, f_little=1800.0, f_big=800.0) > 0.0
+    # at the big clusters' top clock the same work fits in the big threads' slack
+    assert _noise(range(8), 0.0, 0.3, monkeypatch, f_little=600.0, f_big=2400.0) == 0.0
+
+
 def test_fast_cores_waiting_for_slow_ones_switch_less(monkeypatch):
     """A big core paired with a little one finishes its half early and spins: the op's activity
     (weighted by the cores' C V^2 f) is below that of two little cores doing the same op (with
