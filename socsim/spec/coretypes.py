@@ -75,7 +75,8 @@ def fitted_fp32_efficiency(core_type: str) -> float | None:
 # FITTED on the development set's 21 rows (calibration/dev/minenergy_table2.yaml, energies;
 # benchmarks/fit_uncore_power.py --max-energy-mape 20, jointly with the uncore power and
 # SPIN_ACTIVITY; docs/modeling.md, Fitted constants): the A76's and the A55's factors, re-fitted
-# at sd855's whole firmware voltage table (2.5 / 1.6 at the endpoints' linear voltages).  The
+# at sd855's whole firmware voltage table (2.5 / 1.6 at the endpoints' linear voltages; 3.0 / 1.7
+# before the per-domain background preemption, 2.9 / 1.6 after it, with SPIN_ACTIVITY 0.2).  The
 # phone's energy per batch on one big core follows the square of the core voltage (10.6 / 8.0 /
 # 6.9 J at 1.0 / 0.804 / 0.756 V) and is ~3x the EAS energy of the work at every step: per-work
 # power, not a clock-driven uncore; the real voltages at the M and L steps are lower than the
@@ -84,8 +85,8 @@ def fitted_fp32_efficiency(core_type: str) -> float | None:
 # includes the memory system): it also stands in for the work-proportional power of the L3/DSU,
 # the interconnect and the DRAM traffic that the model does not price per access.  Plausible 1-2
 # for the core alone; the grid's upper end is 3.
-_A76_KERNEL_POWER = 3.0
-_A55_KERNEL_POWER = 1.7
+_A76_KERNEL_POWER = 2.9
+_A55_KERNEL_POWER = 1.6
 KERNEL_POWER: dict[str, float] = {
     "cortex-a76": _A76_KERNEL_POWER,
     # FITTED as above (LITTLE rows).  Carried to every spec's A55.
