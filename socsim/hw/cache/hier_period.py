@@ -35,7 +35,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from socsim.hw.cache.hier_numba import _count_dram, _masks, _merge_chunk, _snapshot
+from socsim.hw.cache.hier_numba import _count_dram, _masks, _merge_chunk, _row_masks, _snapshot
 from socsim.hw.cache.sim_lru_wb import _run_lru_wb
 
 
@@ -152,9 +152,7 @@ def run_steps_periodic(lines, kinds, off, threads, steps,
     priv_k = np.empty((threads, pcap), dtype=np.uint8)
     plen = np.zeros(threads, dtype=np.int64)
     pr = np.zeros(threads, dtype=np.int64)
-    p_mask = np.empty_like(p_sets)
-    for t in range(p_sets.shape[0]):
-        p_mask[t] = _masks(p_sets[t])
+    p_mask = _row_masks(p_sets)
     nxt = np.zeros(threads, dtype=np.int64)
     end = np.zeros(threads, dtype=np.int64)
     start = np.zeros(threads, dtype=np.int64)
