@@ -104,22 +104,34 @@ class CostOracle:
                 continue
             seen.add(key)
             groups.setdefault(_stream_group(op, cfg), []).append((op, cfg))
-        todo = list(groups.values())
+        # groups whose streams are one plan (one op on core sets of one size: Big 4x and Little
+        # 4x) run one after the other, in one worker, so the second takes the first's streams
+        # (socsim.hw.cache.reuse); the order of costing changes nothing else
+        runs: dict[tuple, list] = {}
+        for g, members in groups.items():
+            runs.setdefault(g[:3] + (len(g[3]),), []).append(members)
+        todo = [members for run in runs.values() for members in run]
         t0 = time.perf_counter()
+        jobs = parallel_jobs() if jobs is None else jobs
         i = 0
-        while i < len(todo) and time.perf_counter() - t0 < WARM_SERIAL_S:
+        # with one job everything is costed here, in that order (on demand it would come in
+        # the scheduler's order, a core set's ops apart)
+        while i < len(todo) and (jobs < 2 or time.perf_counter() - t0 < WARM_SERIAL_S):
             for op, cfg in todo[i]:
                 self.cost(op, units.host().name, cfg)
             i += 1
         rest = todo[i:]
         if not rest:
             return
-        jobs = parallel_jobs() if jobs is None else jobs
         per_group = (time.perf_counter() - t0) / max(i, 1)
-        if jobs < 2 or per_group * len(rest) < WARM_SERIAL_S:
+        if per_group * len(rest) < WARM_SERIAL_S:
             return
-        n_chunks = min(len(rest), 4 * jobs)
-        chunks = [[pair for g in rest[j::n_chunks] for pair in g] for j in range(n_chunks)]
+        # whole runs of one plan per chunk, dealt round-robin
+        left = set(map(id, rest))
+        rest_runs = [[m for m in run if id(m) in left] for run in runs.values()]
+        rest_runs = [r for r in rest_runs if r]
+        n_chunks = min(len(rest_runs), 4 * jobs)
+        chunks = [[pair for run in rest_runs[j::n_chunks] for g in run for pair in g] for j in range(n_chunks)]
         try:
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor

@@ -23,7 +23,7 @@ from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
 from socsim.hw import kernel_wait, profile_store
 from socsim.hw.memprofile import MemProfile
-from socsim.hw.cache import streams as st
+from socsim.hw.cache import reuse, streams as st
 from socsim.spec.soc import SocSpec
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
@@ -74,7 +74,9 @@ def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET,
 def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
     """The steps the sampler simulates: (lines, kinds, offsets, steps) (StreamPlan.generate)."""
     n = plan.n_segments
-    streams = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    # the same plan's streams again for another core set or op: the arrays already made
+    # (socsim.hw.cache.reuse; exact)
+    streams = reuse.streams(plan, budget, lambda: plan.generate(0, n, budget, min(n, MIN_SEGMENTS)))
     # the cache model's driver runs them next: a cold run waits here for the child compiling it
     # (socsim.kernels.prefetch; every simulation's streams come from here)
     kernel_wait.wait()
@@ -238,9 +240,14 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
             p = _cpu_memory(kind, dtype, params, rd, wr, priv[:busy], shared, budget)
             return replace(p, levels=tuple(replace(lv) for lv in p.levels),
                            work_items=plan.n_segments * threads)
-    hier = Hierarchy(private=priv[0], shared=shared, threads=threads, stream_line_bytes=line,
-                     per_thread_private=priv)
-    stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget, streams=streams)
+
+    def run() -> tuple:
+        hier = Hierarchy(private=priv[0], shared=shared, threads=threads, stream_line_bytes=line,
+                         per_thread_private=priv)
+        return simulate(plan, hier, budget, streams=streams)
+
+    # another stream key with this plan on these caches (socsim.hw.cache.reuse): simulated once
+    stats, fills, wbs, _, frac, scratch = reuse.simulation(plan, budget, ("cpu", priv, shared), False, run)
     last = shared[-1].line_bytes if shared else priv[0][-1].line_bytes
     return MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last,
                       work_items=plan.n_segments * threads)
@@ -250,10 +257,14 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
 def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, budget) -> MemProfile:
     plan = _plan_of(kind, dtype, params, rd, wr, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes,
                     line=l2.line_bytes)
-    hier = Hierarchy(private=(), shared=(l2,), threads=contexts, stream_line_bytes=l2.line_bytes,
-                     scratch=plan.scratch)
-    # the op's output leaves the DSP (to the next op or back to the CPU): clean dirty lines
-    stats, fills, wbs, flushed, frac, scratch = simulate(plan, hier, budget, flush=True)
+
+    def run() -> tuple:
+        hier = Hierarchy(private=(), shared=(l2,), threads=contexts, stream_line_bytes=l2.line_bytes,
+                         scratch=plan.scratch)
+        # the op's output leaves the DSP (to the next op or back to the CPU): clean dirty lines
+        return simulate(plan, hier, budget, flush=True)
+
+    stats, fills, wbs, flushed, frac, scratch = reuse.simulation(plan, budget, ("dsp", l2, contexts), True, run)
     lb = l2.line_bytes
     return MemProfile(stats, fills * lb, (wbs + flushed) * lb, scratch, plan.footprint_bytes, frac, lb,
                       dram_clean_bytes=flushed * lb)
