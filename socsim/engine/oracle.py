@@ -5,8 +5,9 @@ times ops with it, so both see the same numbers.
 
 :meth:`CostOracle.warm_cpu` costs many CPU ops ahead of use in worker processes (the cost
 models are pure functions, so a worker's answer is the one this process would compute).
-``SOCSIM_JOBS=N`` opts in to N workers (capped at the CPUs this process may run on); unset or
-``1`` never forks, and a worker process (a ``socsim sweep`` job) never forks again.
+``SOCSIM_JOBS=N`` asks for N workers (capped at the CPUs this process may run on; ``1`` never
+forks); unset or ``auto``, the CPUs the load leaves free (:func:`parallel_jobs`); a worker
+process (a ``socsim sweep`` job) never forks again.
 """
 from __future__ import annotations
 
@@ -150,7 +151,12 @@ WARM_SERIAL_S = 0.5
 
 
 def parallel_jobs() -> int:
-    """Worker processes :meth:`CostOracle.warm_cpu` may use (``SOCSIM_JOBS``, default 1)."""
+    """Worker processes :meth:`CostOracle.warm_cpu` may use: ``SOCSIM_JOBS=N`` (capped at the
+    CPUs this process may run on), or, unset or ``auto``, this process's CPU and those the
+    1-minute load average leaves free beside it (socsim.kernels, the same rule as the first
+    run's compiling child): 2 on an idle 2-core machine, 1 on a busy one or a 1-core one, and 1
+    whenever this process runs another thread (a progress display, a kernel's thread pool),
+    which a fork could catch holding a lock.  The results are the same for any number."""
     import multiprocessing as mp
 
     if mp.parent_process() is not None:  # already a worker (socsim sweep): no nested pools
@@ -159,19 +165,24 @@ def parallel_jobs() -> int:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         n = os.cpu_count() or 1
-    env = os.environ.get("SOCSIM_JOBS")
-    if not env:  # opt-in: forking a process that may hold threads (progress display) is not
-        return 1  # something to do behind a user's back
-    if env:
-        from socsim.errors import InputError
-        try:
-            cap = int(env)
-        except ValueError:
-            cap = 0
-        if cap < 1:
-            raise InputError("must be a positive number of worker processes", field="SOCSIM_JOBS", value=env)
-        n = min(n, cap)
-    return max(1, n)
+    env = os.environ.get("SOCSIM_JOBS", "").strip().lower()
+    if env in ("", "auto"):
+        import threading
+
+        from socsim.kernels import _free_cpus
+
+        if threading.active_count() > 1:
+            return 1
+        return max(1, min(n, 1 + _free_cpus()))
+    from socsim.errors import InputError
+    try:
+        cap = int(env)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise InputError("must be a positive number of worker processes or 'auto'", field="SOCSIM_JOBS",
+                         value=os.environ.get("SOCSIM_JOBS"))
+    return max(1, min(n, cap))
 
 
 def _stream_group(op: Op, cfg) -> tuple:

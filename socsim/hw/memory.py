@@ -268,3 +268,19 @@ def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, bu
     lb = l2.line_bytes
     return MemProfile(stats, fills * lb, (wbs + flushed) * lb, scratch, plan.footprint_bytes, frac, lb,
                       dram_clean_bytes=flushed * lb)
+
+
+def _clears_reuse(memo) -> None:
+    """Clearing a profile memo (``cache_clear``: tests, a patched model) clears the stream and
+    simulation reuse beneath it too (socsim.hw.cache.reuse), so the next profile is computed."""
+    clear = memo.cache_clear
+
+    def cache_clear() -> None:
+        clear()
+        reuse.clear()
+
+    memo.cache_clear = cache_clear
+
+
+_clears_reuse(_cpu_memory)
+_clears_reuse(_dsp_memory)
