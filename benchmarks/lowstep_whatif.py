@@ -13,7 +13,8 @@ Variants (each run in its own process: the cost model memoises per process):
   preemption lands on the little threads (their ``U`` += X * the big ``U``).
 * ``corunK``: on a set that fills all eight cores, one more runnable thread shares a little
   core with a training thread, which then runs at 1/K of its speed (the little threads' compute
-  times K: the slowest thread paces the static split).
+  times K: the slowest thread paces the static split); ``corunlittleK``: the same on every set
+  that fills the little domain (LITTLE4 too).
 * ``littleX``: the little domain's background at the top OPP set to X (``BACKGROUND_UTIL_TOP``).
 """
 from __future__ import annotations
@@ -52,7 +53,8 @@ def patch(variant: str) -> None:
             return out
         forkjoin.background_shares = spilled  # type: ignore[assignment]
     elif variant.startswith("corun"):
-        k = float(variant[5:])
+        every = variant.startswith("corunlittle")
+        k = float(variant[11:] if every else variant[5:])
         cycles, cost = cpu.compute_cycles, cpu.cpu_cost
         full = {"on": False}
 
@@ -61,7 +63,8 @@ def patch(variant: str) -> None:
             return c * k if full["on"] and not cpu._out_of_order(cl) else c
 
         def costed(soc, op, cfg):  # type: ignore[no-untyped-def]
-            full["on"] = len(set(cfg.cores)) == sum(len(c.core_ids) for c in soc.cpu.clusters)
+            need = soc.cpu.clusters[0].core_ids if every else [c for cl in soc.cpu.clusters for c in cl.core_ids]
+            full["on"] = set(need) <= set(cfg.cores)
             try:
                 return cost(soc, op, cfg)
             finally:
@@ -96,10 +99,12 @@ def rows(variant: str, pattern: str) -> None:
 
 def ops(core_set: str, level: str) -> None:
     """Sum over AlexNet's training ops of the op time, the pacing thread's compute, the
-    background stall, and each cluster's per-thread compute; the background share per domain."""
+    background stall, and each cluster's per-thread compute; the background share per domain;
+    the step's L3 hits and DRAM bytes and the L3 clocks the governors vote."""
     from socsim.engine.context import build_graph
     from socsim.engine.cores import resolve_cores
     from socsim.hw.cost import CpuConfig
+    from socsim.hw.memory import op_memory
     from socsim.spec import load_soc
 
     soc = load_soc("sd855")
@@ -109,7 +114,8 @@ def ops(core_set: str, level: str) -> None:
     freq = {little.name: nearest_opp(little, little_mhz), **{c.name: nearest_opp(c, big_mhz) for c in bigs}}
     cfg = CpuConfig(resolve_cores(soc, core_set), tuple(sorted(freq.items())))
     cores = tuple(sorted(cfg.cores))
-    total = pacing = noise = 0.0
+    total = pacing = noise = l3_hits = dram = 0.0
+    l3_mhz: set[float] = set()
     per_cluster: dict[str, float] = {}
     for op in g.ops:
         c = cpu.cpu_cost(soc, op, cfg)
@@ -117,6 +123,10 @@ def ops(core_set: str, level: str) -> None:
         total += c.cycles / (c.freq_mhz * 1e6) + c.stall_s
         pacing += d["compute_s"]
         noise += d["noise_s"]
+        dram += c.dram_bytes
+        l3_hits += sum(lv.hits for lv in op_memory(op, "cpu", soc, cores).levels if lv.name == "L3")
+        if "l3_mhz" in d:
+            l3_mhz.add(d["l3_mhz"])
         for cl in {soc.cpu.cluster_of(x).name: soc.cpu.cluster_of(x) for x in cores}.values():
             per_cluster[cl.name] = per_cluster.get(cl.name, 0.0) + \
                 cpu.compute_cycles(op, cl, cpu.split_share(op, len(cores))) / (freq[cl.name] * 1e6)
@@ -125,6 +135,8 @@ def ops(core_set: str, level: str) -> None:
           f" + background stall {noise:.2f} s + rest {total - pacing - noise:.2f} s")
     print("  compute per thread: " + ", ".join(f"{k} {v:.2f} s" for k, v in per_cluster.items())
           + "; U per full domain: " + ", ".join(f"{k} {v:.2f}" for k, v in u.items()))
+    print(f"  L3 hits {l3_hits / 1e6:.0f}M ({l3_hits * 64 / 1e9:.1f} GB), DRAM {dram / 1e9:.2f} GB;"
+          f" L3 clocks voted {sorted(l3_mhz)} MHz")
 
 
 def main(argv: list[str] | None = None) -> int:
