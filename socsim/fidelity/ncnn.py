@@ -27,6 +27,7 @@ DEVICES: tuple[tuple[str, str, str | None], ...] = (
     (r"Snapdragon 845", "sd845", None),
     (r"Snapdragon 750G", "sd750g", None),
     (r"Exynos 9820", "exynos9820", None),
+    (r"Dimensity 9300", "dimensity9300", None),
 )
 # The run condition of benchncnn's measurements: the phone's own background work, {little, big}
 # as a workload's environment.background (socsim.hw.forkjoin).  benchncnn is a native binary

@@ -57,6 +57,13 @@ FP32_EFFICIENCY: dict[str, float] = {
     # 8.48 vs the A76's ~7.9 per MHz (calibration/hardware.yaml coremark_per_mhz).
     "cortex-a77": _A76_FP32_EFFICIENCY,
     "cortex-a78": _A76_FP32_EFFICIENCY,
+    # CARRIED from the A76 (not fitted), for the reason given for the A715: the Cortex-A720
+    # (Dimensity 9300) is the A715's successor with the same two 128-bit ASIMD FMLA pipes (Arm
+    # Cortex-A720 Software Optimization Guide, pipes V0/V1) behind the same 5-wide front end, and
+    # llvm-mca's Neoverse N2 model stands in for it as for the A715 (LLVM 19 gives cortex-a720 that
+    # model itself: isa/arm/armk.py).  Not checked on any row before it was set: the Dimensity
+    # 9300's ncnn rows are predictions.
+    "cortex-a720": _A76_FP32_EFFICIENCY,
 }
 
 
@@ -108,6 +115,10 @@ KERNEL_POWER: dict[str, float] = {
     "cortex-x3": _A76_KERNEL_POWER,
     "exynos-m4": _A76_KERNEL_POWER,
     "cortex-a510": _A55_KERNEL_POWER,
+    # The Dimensity 9300's cores, carried the same way: the A720 (two FMLA pipes, the A715's
+    # successor) and the X4 (four, the X3's successor) take the A76's value.
+    "cortex-a720": _A76_KERNEL_POWER,
+    "cortex-x4": _A76_KERNEL_POWER,
 }
 
 
@@ -125,11 +136,14 @@ def kernel_power(core_type: str) -> float:
 # (introduced with these two cores, Arm DynamIQ launch, 2017); Cortex-A76 (100798), A77
 # (101111), A78 (101430), X1 (101433) implement ARMv8.2-A with FP16 and DotProd; the Armv9-A
 # cores Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803), X3 (101593) include both.
+# The Armv9.2-A cores Cortex-A720 (102530) and Cortex-X4 (102484) include both (Arm TRMs,
+# "Features": FEAT_FP16, FEAT_DotProd, FEAT_I8MM and the Armv9.2 base).
 # Samsung's Exynos M4 (Mongoose 4): ARMv8.2-A with FP16 and dot product (Samsung's Hot Chips 31
 # (2019) M-series talk, Grayson et al., ISCA 2020 "Evolution of the Samsung Exynos CPU
 # microarchitecture", Table 1); an assumption where those name the ISA level only.
 _V82_FP16_DOTPROD = ("cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1",
-                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4")
+                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4",
+                     "cortex-a720", "cortex-x4")
 FP16_ARITHMETIC: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 
@@ -139,8 +153,10 @@ DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 # from Armv8.2 and mandatory from Armv8.6-A; ncnn reads it as cpu_support_arm_i8mm() (src/cpu.cpp,
 # HWCAP2_I8MM).  Sources: Arm's Technical Reference Manuals, "Features": the Armv9-A cores
 # Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803) and X3 (101593) implement
-# FEAT_I8MM; the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
-I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3"))
+# FEAT_I8MM, as do the Armv9.2-A Cortex-A720 (102530) and Cortex-X4 (102484) (mandatory from
+# Armv8.6-A); the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
+I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3",
+                                  "cortex-a720", "cortex-x4"))
 
 
 def has_i8mm(core_type: str) -> bool:
