@@ -52,6 +52,9 @@ def test_ncnn_devices_map_only_to_the_same_chip():
     assert device_soc("Qualcomm MSM6150 Snapdragon 675 (Kyro460 2.0GHz x 2 + ...)")[0] is None
     d9300 = "MediaTek Dimensity 9300 (MT6989) (Cortex-X4 3.25 GHz + 2.85 GHz x 3 + Cortex-A720 2.0 GHz x 4 + ...)"
     assert device_soc(d9300)[:2] == ("dimensity9300", None)
+    assert device_soc("Kirin 970 (Cortex-A73 2.4GHz x 4 + Cortex-A53 1.8GHz x 4)")[:2] == ("kirin970", None)
+    soc, note, label = device_soc("Qualcomm MSM8998 Snapdragon 835 (Kyro 2.45GHz x 4 + Kyro 1.9GHz x 4 + Adreno 540)")
+    assert soc == "sd835" and "Cortex-A73" in note and label == "sd835 (835)"
 
 
 def test_ncnn_powersave_masks_follow_ncnns_midpoint_rule():
@@ -76,8 +79,8 @@ def test_ncnn_ratios_pair_runs_of_one_device():
     # one thread on the prime core, four on the big mask (ncnn's powersave 2, EAS placement)
     assert (cases[alex.num].cores, cases[alex.den].cores) == ([7], [4, 5, 6, 7])
     assert all(c.mode == "inference" and c.batch == 1 for c in threads.cases)
-    # the 855+, the 8 Gen 2 and the Dimensity 9300 rows
-    assert {c.soc for c in threads.cases} == {"sd855", "sd8gen2", "dimensity9300"}
+    # the 855+, the 8 Gen 2, the Dimensity 9300, the Kirin 970 and the Snapdragon 835 rows
+    assert {c.soc for c in threads.cases} == {"sd855", "sd8gen2", "dimensity9300", "kirin970", "sd835"}
     gpu = {c.scheduler for c in tables["ncnn GPU/CPU"].cases}
     assert gpu == {"ncnn-fp32", "ncnn-vulkan"}
     assert {c.scheduler for c in tables["ncnn INT8/FP32"].cases} == {"ncnn-fp32", "ncnn-int8"}
@@ -98,6 +101,21 @@ def test_ncnn_big_little_pairs_the_dimensity_9300s_four_thread_runs():
     assert vgg.measured == pytest.approx(47.78 / 34.08)
     assert (cases[vgg.num].cores, cases[vgg.den].cores) == ([0, 1, 2, 3], [4, 5, 6, 7])
     assert all(c.scheduler in ("ncnn-fp32", "ncnn-int8") for c in bl.cases)
+
+
+def test_ncnn_int8_rows_on_cores_without_dot_product_are_skipped_with_the_reason():
+    """The ARMv8.0 phones (Kirin 970's A73, Snapdragon 835's Kryo 280 as A73): ncnn's INT8 runs
+    its SMLAL path there, which socsim's SDOT kernel stream does not cost; their FP32 rows run."""
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    skipped = dict(suite.skipped)
+    for label in ("kirin970", "sd835 (835)"):
+        why = skipped[f"{label} run 0 resnet18_int8"]
+        assert "without the dot product" in why and "SMLAL" in why
+    cases = [c for t in suite.tables for c in t.cases if c.soc in ("kirin970", "sd835")]
+    assert cases and all(c.scheduler in ("ncnn-fp32", "ncnn-vulkan") for c in cases)
+    # the dot-product phones keep their INT8 rows
+    int8 = {c.soc for t in suite.tables for c in t.cases if c.scheduler == "ncnn-int8"}
+    assert int8 == {"sd855", "sd888", "sd8gen2", "dimensity9300"}
 
 
 def test_general_format_fills_defaults_and_reads_ratios(tmp_path):
