@@ -224,10 +224,10 @@ def _plan_of(kind: str, dtype: str, params: tuple, rd: int, wr: int, unit: str, 
 
 # Profiles by what the simulation reads (the plan's stream and sizes, the caches, the budget), in
 # the process: ops whose stream keys differ can have one plan (a stride-1 depthwise layer's
-# error gradient is its forward pass's stream, a 1x1 conv's is the forward pass of the conv with
-# cin and cout swapped: 64 of Swan MobileNet-v2's 640 streams, 128 of its 1,408 simulations), and
-# such an op takes the profile simulated for the other, exactly (docs/performance.md, Cold
-# planning, same plans).  Cleared with the memos above it (``_cpu_memory.cache_clear``).
+# error gradient streams as its forward pass, a 1x1 conv's as the forward pass of the conv with
+# cin and cout swapped: 64 of Swan MobileNet-v2's 640 plans are two ops', 128 of its 1,408
+# simulations), and such an op takes the profile simulated for the other, exactly (docs/memory.md,
+# Sampling).  Cleared with the memos below (``_cpu_memory.cache_clear``, ``_dsp_memory``'s).
 _BY_PLAN: dict[tuple, MemProfile] = {}
 _BY_PLAN_MAX = 4096
 
