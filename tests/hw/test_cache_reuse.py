@@ -1,5 +1,5 @@
-"""Reuse of streams and simulations within a process (socsim.hw.cache.reuse): a profile served
-from it equals the one computed from scratch; the tables stay bounded."""
+"""Reuse of generated streams within a process (socsim.hw.cache.reuse): a profile made from
+reused streams equals the one computed from scratch; the table stays bounded."""
 from __future__ import annotations
 
 import numpy as np
@@ -58,43 +58,46 @@ def test_table_is_bounded_by_weight_least_recent_first():
 
 @settings(max_examples=12, deadline=None)
 @given(cin=hs.sampled_from([8, 24, 64]), hw=hs.sampled_from([7, 14, 20]), cout=hs.sampled_from([8, 40]),
-       cores=hs.sampled_from([(4,), (4, 5), (0, 1, 2, 3), (4, 5, 6, 7)]), extra=hs.integers(1, 1 << 20))
-def test_a_simulation_reused_across_stream_keys_equals_one_from_scratch(soc, no_store, cin, hw, cout, cores,
-                                                                        extra):
-    """Two ops whose stream keys differ (their byte counts) but whose plans are one: the second
-    is served by the first's simulation, and equals its own profile computed from scratch."""
-    a, b = _conv(cin, hw, cout), _conv(cin, hw, cout, extra)
+       cores=hs.sampled_from([((4, 5), (0, 1)), ((4, 5, 6, 7), (0, 1, 2, 3)), ((4,), (0,)), ((4, 7), (5, 6))]))
+def test_profiles_from_reused_streams_equal_ones_from_scratch(soc, no_store, cin, hw, cout, cores):
+    """One plan on two core sets of one size (big and little caches): the second takes the
+    first's streams, and its profile equals its own computed from scratch."""
+    first, second = cores
+    op = _conv(cin, hw, cout)
     memory._cpu_memory.cache_clear()
-    scratch = op_memory(b, "cpu", soc, cores=cores, budget=30_000)
+    scratch = op_memory(op, "cpu", soc, cores=second, budget=30_000)
     memory._cpu_memory.cache_clear()
-    op_memory(a, "cpu", soc, cores=cores, budget=30_000)
-    before = reuse.stats()
-    served = op_memory(b, "cpu", soc, cores=cores, budget=30_000)
-    after = reuse.stats()
-    assert after["sim_hits"] == before["sim_hits"] + 1 and after["sim_misses"] == before["sim_misses"]
-    assert served == scratch
+    op_memory(op, "cpu", soc, cores=first, budget=30_000)
+    hits = reuse.stats()["stream_hits"]
+    assert op_memory(op, "cpu", soc, cores=second, budget=30_000) == scratch
+    assert reuse.stats()["stream_hits"] > hits
 
 
-def test_dsp_simulation_reused_equals_one_from_scratch(soc, no_store, monkeypatch):
-    a, b = _conv(32, 14, 32, dtype="int8"), _conv(32, 14, 32, 4096, dtype="int8")
+def test_dsp_profile_from_reused_streams_equals_one_from_scratch(soc, no_store):
+    op = _conv(32, 14, 32, dtype="int8")
     memory._dsp_memory.cache_clear()
-    scratch = op_memory(b, "dsp", soc, threads=2, batch=2)
+    scratch = op_memory(op, "dsp", soc, threads=2, batch=2, budget=30_000)
     memory._dsp_memory.cache_clear()
-    op_memory(a, "dsp", soc, threads=2, batch=2)
-    runs = []
-    real = memory.simulate
-    monkeypatch.setattr(memory, "simulate", lambda *x, **k: runs.append(1) or real(*x, **k))
-    assert op_memory(b, "dsp", soc, threads=2, batch=2) == scratch
-    assert runs == []
+    op_memory(op, "dsp", soc, threads=2, batch=2, budget=30_000)
+    memory._BY_PLAN.clear()                                  # the profile again, the streams reused
+    hits = reuse.stats()["stream_hits"]
+    again = memory._dsp_memory.__wrapped__(*_dsp_args(soc, op, 30_000))
+    assert reuse.stats()["stream_hits"] > hits and again == scratch
 
 
-def test_served_levels_are_copies(soc, no_store):
+def _dsp_args(soc, op, budget):
+    from socsim.hw.cache.geometry import CacheGeom
+
+    kind, dtype, params = memory._stream_key(op)
+    return (kind, dtype, params, int(op.bytes_read), int(op.bytes_written), CacheGeom.from_spec("L2", soc.dsp.l2), 2,
+            2, int(soc.dsp.vtcm_kb * 1024), budget)
+
+
+def test_clearing_a_profile_memo_clears_the_streams(soc):
+    memory.sampled_streams(memory.plan_for(_conv(8, 7, 8), "cpu", 1), 30_000)
+    assert reuse._streams.items
     memory._cpu_memory.cache_clear()
-    p = op_memory(_conv(16, 14, 16), "cpu", soc, cores=(4, 5), budget=30_000)
-    keep = p.levels[0].read_hits
-    p.levels[0].read_hits += 1000                            # a caller scribbling on its profile
-    q = op_memory(_conv(16, 14, 16, 64), "cpu", soc, cores=(4, 5), budget=30_000)
-    assert q.levels[0].read_hits == keep
+    assert not reuse._streams.items
 
 
 def test_streams_reused_are_the_plans_own(soc):
@@ -108,17 +111,3 @@ def test_streams_reused_are_the_plans_own(soc):
     assert all(np.array_equal(x, y) for x, y in zip(s1[:3], fresh[:3])) and s1[3] == fresh[3]
     other = memory.plan_for(_conv(24, 14, 40), "cpu", 4)    # another thread count: its own
     assert reuse.plan_key(other) != reuse.plan_key(plan)
-
-
-def test_other_caches_are_simulated_again(soc, no_store):
-    """The hierarchy's geometry is part of the key: the little cores' caches, the prime core's
-    L2 and another budget are simulations of their own, with their own counts."""
-    memory._cpu_memory.cache_clear()
-    op = _conv(32, 14, 32)
-    big = op_memory(op, "cpu", soc, cores=(4, 5), budget=30_000)
-    before = reuse.stats()["sim_misses"]
-    little = op_memory(_conv(32, 14, 32, 8), "cpu", soc, cores=(0, 1), budget=30_000)
-    prime = op_memory(_conv(32, 14, 32, 8), "cpu", soc, cores=(4, 7), budget=30_000)
-    op_memory(_conv(32, 14, 32, 8), "cpu", soc, cores=(4, 5), budget=20_000)
-    assert reuse.stats()["sim_misses"] == before + 3
-    assert little.levels != big.levels and prime.levels[0] == big.levels[0]   # the same L1s

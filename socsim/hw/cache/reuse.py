@@ -1,19 +1,17 @@
-"""Reuse of generated streams and of simulations within one process, keyed on what they are
-functions of (exact: the results are those of generating and simulating again).
+"""Reuse of generated streams within one process, keyed on what they are a function of (exact:
+the arrays are those of generating again).
 
-Planning profiles every op on every core set: Min-Energy's 7 core sets on the SD855 generate the
-same streams for Big 4x and Little 4x (the same plan: kernel, geometry, threads, line), and two
-ops with different stream keys (a forward and a backward op of one shape, an int8 and an fp32
-DSP op of one layout) can make the same plan.  A plan's sampled streams are a pure function of
-:func:`plan_key` and the sampler's budget; a simulation's counters a pure function of those
-streams and the hierarchy's geometry (per-thread private levels, shared levels, scratch ranges),
-never of clocks.  Held in bounded, least-recently-used tables: streams by their bytes (an FC
-step's streams are ~100 MB), simulation results by count.
+Planning profiles every op on every core set: Min-Energy's 7 core sets on the SD855 ask for the
+same streams for Big 4x and Little 4x (or 2x, 1x: one plan, kernel geometry, threads and line,
+on other caches), and the idle-thread check (socsim.hw.memory.busy_threads) generates the
+fewer-thread plan's streams that its profile then needs.  A plan's sampled streams are a pure
+function of :func:`plan_key` and the sampler's budget.  Held in a least-recently-used table
+bounded by bytes (an FC step's streams are ~100 MB).  A profile of one plan on the same caches
+is reused a level up (socsim.hw.memory, ``_BY_PLAN``).
 """
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import replace
 from typing import Any, Callable
 
 from socsim.hw.cache.streams import StreamPlan
@@ -22,8 +20,6 @@ from socsim.hw.cache.streams import StreamPlan
 # reuse comes from the previous few profiles when the caller orders its work so that
 # profiles sharing a plan are adjacent, socsim.engine.oracle.CostOracle.warm_cpu).
 STREAM_BYTES = 256 << 20
-# Simulation results kept (each a few hundred bytes).
-SIM_ENTRIES = 8192
 
 
 def plan_key(plan: StreamPlan) -> tuple:
@@ -66,7 +62,6 @@ class _Table:
 
 
 _streams = _Table(STREAM_BYTES)
-_sims = _Table(SIM_ENTRIES)
 
 
 def _nbytes(streams: tuple) -> int:
@@ -79,21 +74,11 @@ def streams(plan: StreamPlan, budget: int, make: Callable[[], tuple]) -> tuple:
     return _streams.get((plan_key(plan), int(budget)), make, _nbytes)
 
 
-def simulation(plan: StreamPlan, budget: int, geometry: tuple, flush: bool, make: Callable[[], tuple]) -> tuple:
-    """A sampled simulation's result (memory.simulate's tuple) of ``plan``'s streams through a
-    hierarchy of ``geometry`` (everything the hierarchy is built from): ``make()``'s, or a copy
-    of the same (its level counters are mutable dataclasses)."""
-    stats, *rest = _sims.get((plan_key(plan), int(budget), geometry, bool(flush)), make, lambda _: 1)
-    return (tuple(replace(s) for s in stats), *rest)
-
-
 def stats() -> dict[str, int]:
-    """Hits and misses of both tables (tests, profiling)."""
-    return {"stream_hits": _streams.hits, "stream_misses": _streams.misses,
-            "sim_hits": _sims.hits, "sim_misses": _sims.misses}
+    """Hits and misses of the table (tests, profiling)."""
+    return {"stream_hits": _streams.hits, "stream_misses": _streams.misses}
 
 
 def clear() -> None:
-    """Forget both tables (tests)."""
+    """Forget the table (tests)."""
     _streams.clear()
-    _sims.clear()
