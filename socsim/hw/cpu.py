@@ -11,6 +11,9 @@ it).  The GEMM tile then runs at the core type's fitted efficiency (what the str
 edge tiles, loop nests, the front end, L1 misses) and, in the backward phases, the backward
 kernel slowdown; the packing of its operands and the error gradient's col2im are costed apart.
 Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
+Training against inference: a training step's forward convolutions and fully connected layers
+take their weights as inputs (``Op.in_training_step``), which MNN packs every step on one thread
+(multi_input_weights, matmul_operands); an inference op's weights are packed once, at load.
 Frameworks: MNN's GEMM-path mechanisms (CPUMatMul's one-thread passes, the weight gradient's
 Raster buffers and round-robin dW tiles) apply to the ops MNN runs (``Op.cpu_framework``
 "mnn", the default); another framework's GEMMs take the generic path, split evenly with their
@@ -183,7 +186,9 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
             # Raster for a batch above 1; dY's panel (B) on one thread: serial_pack_elements
             return ((1.0 if "A" in one else 2.0) * k * n
                     + (p["cout"] * n if p.get("batch", 1) > 1 else 0.0)), 0.0
-        return k * n + w, 0.0
+        # forward: the im2col per tile; the weights too, but for a training step's convolution
+        # (MNN's ConvolutionTiledExecutorMultiInput packs them on one thread: multi_input_weights)
+        return k * n + (0.0 if multi_input_weights(op) else w), 0.0
     m, k, n = p.get("m", 1), p.get("k", 1), p.get("n", 1)
     return p.get("count", 1) * ((0.0 if "A" in one else m * k) + (0.0 if "B" in one else k * n)), 0.0
 
@@ -202,11 +207,36 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
 # * 2.8.0 (December 2023) on: only B's packing has one thread; A is packed per eP tile inside
 #   each thread's loop (MNNPackForMatMul_A) and the tiles write C.
 # Min-Energy's study (a Meizu 16T, released 2019; the paper names no MNN release) falls in the
-# first window, the default; ("B",) gives the later releases.  A training step's forward
-# convolutions and fully connected layers go through the same MatMul, but the cost model cannot
-# tell them from inference ones (MNN infers with ConvolutionTiled / Winograd, split), so only the
-# gradients' MatMuls (error_grad and weight_grad phases) are costed this way: a known gap.
+# first window, the default; ("B",) gives the later releases.  A training step's fully connected
+# layers go through the same MatMul in the forward pass too (tools/train/source/nn/NN.cpp,
+# NN::Linear: ``_MatMul(input, weight, false, true)`` with the weight a trainable variable),
+# an inference one through Convolution1x1Strassen on weights packed at load time: the forward
+# MatMuls of a training step (Op.in_training_step) are costed this way, an inference graph's
+# are not.  A training step's forward convolution is not a MatMul on the CPU (multi_input_weights).
 MNN_MATMUL_ONE_THREAD: tuple[str, ...] = ("A", "B", "C")
+
+
+# A training step's forward convolution on MNN's CPU backend (releases 1.2.0 to 3.x): NN::Conv
+# passes the weight as an input (``_Conv(weight, bias, _Convert(input, NC4HW4), ...)``,
+# tools/train/source/nn/NN.cpp); GeometryConv2D leaves a convolution with an NC4HW4 input to
+# the CPU backend (source/geometry/GeometryConv2D.cpp, ``MNN_DATA_FORMAT_NC4HW4 == format``),
+# whose ConvolutionFloatFactory::create returns ConvolutionTiledExecutorMultiInput for more than
+# one input (source/backend/cpu/compute/ConvolutionFloatFactory.cpp), never Winograd or
+# Strassen.  Its onExecute (DenseConvolutionTiledExecutor.cpp) transposes the weights per output
+# channel (MNNTranspose32Bit: ic x kh*kw -> kh*kw x ic, arm64 4x4 NEON tiles) into a cache and
+# packs them (MNNPackForMatMul_B), both on the calling thread, then runs the tiled im2col + GEMM
+# (DenseConvolutionTiledImpl) split over the threads, as an inference convolution without
+# Winograd does.  An inference convolution's weights are transformed once, at load time.  FP32
+# (and FP16) only: MNN-INT8 training's forward convolutions take their own quantised path
+# (socsim.workload.mnn_int8).
+def multi_input_weights(op: Op) -> float:
+    """Weights (elements) that MNN transposes and packs on one thread in ``op``, a training step's
+    forward convolution with groups 1 that MNN runs (0 for other ops)."""
+    p = op.p
+    if (op.kind != "conv2d" or "cout" not in p or p.get("groups", 1) != 1 or op.dtype not in ("fp32", "fp16")
+            or not op.in_training_step or not mnn_gemm_path(op)):
+        return 0.0
+    return float(p["cout"] * p["cin"] * p.get("kh", 1) * p.get("kw", 1))
 
 
 # Which ops take MNN's GEMM path (CPUMatMul's one-thread passes, matmul_operands; the weight
@@ -233,11 +263,14 @@ def mnn_gemm_path(op: Op) -> bool:
 
 def matmul_operands(op: Op) -> dict[str, float]:
     """Elements of the A, B and C operands of the CPUMatMul that MNN runs for ``op``, a
-    gradient's GEMM (error_grad or weight_grad phase, groups 1) that MNN runs
-    (mnn_gemm_path); {} for other ops."""
+    gradient's GEMM (error_grad or weight_grad phase, groups 1) or a training step's forward
+    FP32 MatMul (a fully connected layer) that MNN runs (mnn_gemm_path); {} for other ops."""
     p = op.p
-    if not mnn_gemm_path(op) or op.phase not in BACKWARD_PHASES or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
+    if not mnn_gemm_path(op) or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
         return {}
+    if op.phase not in BACKWARD_PHASES and (op.phase != "forward" or "cout" in p or not op.in_training_step
+                                            or op.dtype not in ("fp32", "fp16")):
+        return {}   # a convolution's forward pass is not a MatMul (multi_input_weights)
     if "cout" in p:
         n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
         k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)
@@ -255,19 +288,24 @@ def matmul_operands(op: Op) -> dict[str, float]:
 # unpacked after (C) the split products, on the calling thread.  Counted in elements of the op's
 # dtype, at the packing kernel's cycles; what of each operand the last-level caches cannot hold
 # that thread reads and writes in DRAM (serial_dram_bytes).
+# A training step's forward convolution adds its weights' transpose and packing on that thread
+# (multi_input_weights): two passes over them, whatever the release.
 def serial_pack_elements(op: Op) -> float:
-    """Elements of ``op`` packed or unpacked on one thread (0 if none)."""
+    """Elements of ``op`` packed or unpacked on one thread (0 if none; the forward convolution's
+    weight transpose is apart: serial_cycles)."""
     ops = matmul_operands(op)
-    return float(sum(ops.get(x, 0.0) for x in MNN_MATMUL_ONE_THREAD))
+    return float(sum(ops.get(x, 0.0) for x in MNN_MATMUL_ONE_THREAD)) + multi_input_weights(op)
 
 
 def serial_dram_bytes(op: Op, soc: SocSpec) -> float:
     """DRAM bytes of ``op``'s one-thread passes: each operand's read and its packed copy's write,
-    for the part of it that the L3 and SLC cannot hold."""
+    for the part of it that the L3 and SLC cannot hold (the forward convolution's weights: their
+    transpose and their packing, two such passes)."""
     ops = matmul_operands(op)
     llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
     eb = _elt_bytes(op.dtype)
-    return float(sum(2.0 * max(0.0, ops.get(x, 0.0) * eb - llc) for x in MNN_MATMUL_ONE_THREAD))
+    return float(sum(2.0 * max(0.0, ops.get(x, 0.0) * eb - llc) for x in MNN_MATMUL_ONE_THREAD)
+                 + 2.0 * 2.0 * max(0.0, multi_input_weights(op) * eb - llc))
 
 
 # MNN's weight gradient materialises im2col(X) (GeometryConvUtils::im2Col makes a virtual tensor
@@ -317,11 +355,21 @@ def split_share(op: Op, threads: int) -> float:
 
 
 def serial_cycles(op: Op, cl: Cluster) -> float:
-    """Core cycles of ``op``'s one-thread packing (serial_pack_elements) on a core of ``cl``."""
+    """Core cycles of ``op``'s one-thread passes on a core of ``cl``: the packing
+    (serial_pack_elements) at the packing kernel's rate, and a training forward convolution's
+    weight transpose (multi_input_weights) walked as the transpose kind is (its ``cpu_walk``:
+    NEON register tiles, a strided side served by L2)."""
     e = serial_pack_elements(op)
     if e <= 0:
         return 0.0
-    return e / lanes(op.dtype) * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
+    cyc = e / lanes(op.dtype) * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
+    w = multi_input_weights(op)
+    if w > 0:
+        walk = lookup("transpose").cpu_walk
+        assert walk is not None
+        per_elem, strided_fraction = walk
+        cyc += w * (per_elem + strided_fraction * cl.l2.hit_latency_cycles / _mlp(cl))
+    return cyc
 
 
 def winograd_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float | None:

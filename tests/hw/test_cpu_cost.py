@@ -209,8 +209,9 @@ def test_matmul_operands_follow_mnns_geometry():
     assert cpu.matmul_operands(WG_BIG) == {"A": k * n, "B": 192 * n, "C": k * 192}
     assert cpu.matmul_operands(FC_DGRAD) == {"A": 16 * 4096, "B": 4096 * 9216, "C": 16 * 9216}
     assert cpu.matmul_operands(FC_WGRAD) == {"A": 4096 * 16, "B": 16 * 9216, "C": 4096 * 9216}
-    # forward ops (the model cannot tell a training forward from an inference one) and grouped
-    # or depthwise convolutions (another path in MNN) have none
+    # inference forward ops (no TRAIN_STEP_ATTR: weights packed at load time; a training step's
+    # are tests/hw/test_cpu_train_forward.py's) and grouped or depthwise convolutions (another
+    # path in MNN) have none
     assert cpu.matmul_operands(FC_FWD) == {} and cpu.matmul_operands(CONV) == {}
     assert cpu.matmul_operands(DW) == {}
 
