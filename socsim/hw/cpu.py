@@ -239,6 +239,46 @@ def multi_input_weights(op: Op) -> float:
     return float(p["cout"] * p["cin"] * p.get("kh", 1) * p.get("kw", 1))
 
 
+# MNN's SGD step (tools/train/source/optimizer/SGD.cpp and ParameterOptimizer.cpp, releases 1.2.0
+# to 2.x; express/Expr.cpp for fix / input / _Const) is not one fused in-place update but a chain
+# of Express ops per parameter tensor of P elements, whatever the momentum and weight decay (the
+# ops are built with 0 too; the default regularisation is L2):
+# * onGetNextParameter copies each computed gradient into a new constant (readMap + _Const, a
+#   memcpy: COPY is Expr::create's default);
+# * regularizeParameters: ``_Const(wd) * param + grad``, then ``fix(CONSTANT)``: computed and
+#   copied into a new constant;
+# * onComputeUpdateValue: ``lr * grad + _Const(momentum) * history``, then ``fix(CONSTANT)``;
+# * ``param - update``, then ParameterOptimizer::step's ``fix(TRAINABLE)`` (a copy) and
+#   ``param->input(new)`` (Variable::input: a memcpy into the parameter).
+# That is six binary ops (CPUBinary, split over the threads: three scalar-by-tensor, reading one
+# tensor, and three reading two; 9 P reads and 6 P writes, against the fused update's 2 and 1) and
+# five memcpys on the calling thread (each a P read and a P write).  socsim's graph has the fused
+# update (socsim.workload.lower.update); MNN's FP32 updates are costed as the chain.
+MNN_SGD_BINARY_ONE_INPUT = 3    # scalar by tensor: wd * param, lr * g, momentum * history (SGD.cpp)
+MNN_SGD_BINARY_TWO_INPUTS = 3   # wd * param + grad, lr * g + momentum * history, param - update
+MNN_SGD_COPIES = 5              # gradient -> constant, two fix(CONSTANT), fix(TRAINABLE), input()
+
+
+def mnn_sgd_chain(op: Op) -> bool:
+    """Whether ``op`` is an FP32 weight update that MNN runs (as its SGD's chain of Express ops)."""
+    return op.kind == "sgd_update" and op.dtype == "fp32" and mnn_gemm_path(op)
+
+
+def split_traffic_factor(op: Op) -> float:
+    """The traffic of ``op``'s split part over that of the op's own stream (socsim.hw.memory):
+    MNN's SGD chain moves (reads + writes) of its binary ops against the fused update's 2 + 1."""
+    if not mnn_sgd_chain(op):
+        return 1.0
+    reads = 2 * MNN_SGD_BINARY_TWO_INPUTS + MNN_SGD_BINARY_ONE_INPUT
+    writes = MNN_SGD_BINARY_TWO_INPUTS + MNN_SGD_BINARY_ONE_INPUT
+    return (reads + writes) / 3.0
+
+
+def serial_copy_elements(op: Op) -> float:
+    """Elements ``op`` copies (memcpy) on the calling thread: MNN's SGD chain's copies (0 if none)."""
+    return float(MNN_SGD_COPIES * op.p.get("n", 0)) if mnn_sgd_chain(op) else 0.0
+
+
 # Which ops take MNN's GEMM path (CPUMatMul's one-thread passes, matmul_operands; the weight
 # gradient's Raster buffers, im2col_buffer_bytes; its round-robin dW tiles, split_share): those
 # MNN runs, Op.cpu_framework "mnn" (socsim.workload.ops: the default, set otherwise by the
@@ -304,8 +344,10 @@ def serial_dram_bytes(op: Op, soc: SocSpec) -> float:
     ops = matmul_operands(op)
     llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
     eb = _elt_bytes(op.dtype)
+    copies = MNN_SGD_COPIES if mnn_sgd_chain(op) else 0
     return float(sum(2.0 * max(0.0, ops.get(x, 0.0) * eb - llc) for x in MNN_MATMUL_ONE_THREAD)
-                 + 2.0 * 2.0 * max(0.0, multi_input_weights(op) * eb - llc))
+                 + 2.0 * 2.0 * max(0.0, multi_input_weights(op) * eb - llc)
+                 + copies * 2.0 * max(0.0, op.p.get("n", 0) * eb - llc))
 
 
 # MNN's weight gradient materialises im2col(X) (GeometryConvUtils::im2Col makes a virtual tensor
@@ -356,13 +398,18 @@ def split_share(op: Op, threads: int) -> float:
 
 def serial_cycles(op: Op, cl: Cluster) -> float:
     """Core cycles of ``op``'s one-thread passes on a core of ``cl``: the packing
-    (serial_pack_elements) at the packing kernel's rate, and a training forward convolution's
+    (serial_pack_elements) at the packing kernel's rate, MNN's SGD copies (serial_copy_elements)
+    at the element-wise pass's, and a training forward convolution's
     weight transpose (multi_input_weights) walked as the transpose kind is (its ``cpu_walk``:
     NEON register tiles, a strided side served by L2)."""
     e = serial_pack_elements(op)
-    if e <= 0:
+    copy = serial_copy_elements(op)
+    if e <= 0 and copy <= 0:
         return 0.0
     cyc = e / lanes(op.dtype) * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
+    if copy > 0:
+        # a memcpy: a load and a store per vector, the element-wise pass's kernel less its operation
+        cyc += copy / lanes(op.dtype) * (armk.cycles("relu", cl.core_type) or unit_cycles(cl, ELT_MIX))
     w = multi_input_weights(op)
     if w > 0:
         walk = lookup("transpose").cpu_walk
@@ -455,6 +502,14 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
     mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if kind.combines or bwd else 1),
               ELT_MIX.stores, ELT_MIX.other)
     pass_cycles = armk.cycles(_eltwise_kernel(bwd, kind.combines), cl.core_type)
+    if mnn_sgd_chain(op):
+        # MNN's SGD chain: its binary ops, one pass each (the copies run on one thread: serial_cycles)
+        one = armk.cycles("relu", cl.core_type)
+        two = armk.cycles("add", cl.core_type)
+        if one is None or two is None:
+            one = unit_cycles(cl, ELT_MIX)
+            two = unit_cycles(cl, Mix(ELT_MIX.vec, 2 * ELT_MIX.loads, ELT_MIX.stores, ELT_MIX.other))
+        return outs * (MNN_SGD_BINARY_ONE_INPUT * one + MNN_SGD_BINARY_TWO_INPUTS * two) / lanes(op.dtype) * share
     if pass_cycles is None:
         return elems / lanes(op.dtype) * share * unit_cycles(cl, mix)
     extra = max(0, elems - outs)
@@ -635,7 +690,9 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         cycles = compute_s * f_mhz * 1e6
 
     mem = op_memory(op, "cpu", soc, cores)
-    dram_bytes = mem.dram_bytes + im2col_spill_bytes(op, soc)
+    # the split part's traffic against the op's own stream (MNN's SGD chain: its binary ops)
+    rep = split_traffic_factor(op)
+    dram_bytes = mem.dram_bytes * rep + im2col_spill_bytes(op, soc)
     lv = {l.name: l for l in mem.levels}
     # accesses served by L2 / L3 / SLC (hits there), per thread, overlapped MLP-wide; latencies
     # in seconds at the clocks the uncore governors set (hit_latencies_s)
@@ -646,7 +703,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     exposed = _exposed_levels(slow) if unc else ()
     for name, lat_s in hit_latencies_s(soc, slow, f_mhz, unc).items():
         if name in lv:
-            t = lv[name].hits * lat_s * share / _mlp(slow)
+            t = lv[name].hits * rep * lat_s * share / _mlp(slow)
             if name in exposed:
                 exposed_s += t
             else:
