@@ -1,4 +1,4 @@
-"""MNN's SGD step as its Express ops run it (socsim.hw.cpu.mnn_sgd_chain): six binary ops split
+"""MNN's Express chains (socsim.hw.cpu.MNN_EXPRESS_CHAINS): its SGD step (mnn_sgd_chain), six binary ops split
 over the threads and five copies on the calling thread per parameter tensor, against the fused
 in-place update other frameworks' ops keep."""
 import pytest
@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from socsim.hw import cpu
 from socsim.hw.cost import CpuConfig
 from socsim.spec import load_soc
-from socsim.workload.ops import Op, make_params, with_cpu_framework
+from socsim.workload.ops import Op, as_training_step, make_params, with_cpu_framework
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +89,29 @@ def test_chain_compute_is_six_passes(n):
                                 bytes_written=4 * n, out_bytes=4 * n), cl)
     assert c == pytest.approx(3 * one + 3 * cpu.armk.cycles("add", cl.core_type) * n / 4, rel=1e-9)
     assert cpu.serial_copy_elements(op) == 5 * n
+
+
+# MNN's training batch normalisation (BatchNormModule in training, and OpGrad's rules)
+def _bn(kind, n=64 * 64 * 32 * 32, c=64, train=True):
+    reads = 2 * n if kind == "batchnorm_bwd" else n
+    op = Op("b", kind, "forward" if kind == "batchnorm" else "error_grad", "l", "fp32",
+            make_params(batch=64, c=c, n=n), flops=8 * n, bytes_read=4 * reads + 8 * c, bytes_written=4 * n,
+            out_bytes=4 * n)
+    return as_training_step([op])[0] if train else op
+
+
+def test_training_batchnorm_is_mnns_express_chain(soc):
+    """Forward 9 passes (9 reads, 7 writes of the activations), backward 19 (23 reads, 15 writes),
+    against the fused op's own stream; the inference op (eval mode: one _Scale) keeps the fused
+    cost, and so do other frameworks'."""
+    fwd, bwd, inf = _bn("batchnorm"), _bn("batchnorm_bwd"), _bn("batchnorm", train=False)
+    assert cpu.mnn_express_chain(fwd) == (9, 0, 9, 7) and cpu.mnn_express_chain(bwd) == (13, 6, 23, 15)
+    assert cpu.mnn_express_chain(inf) is None
+    assert cpu.split_traffic_factor(fwd) == pytest.approx(16 / 2, rel=1e-4)
+    assert cpu.split_traffic_factor(bwd) == pytest.approx(38 / 3, rel=1e-4)
+    assert cpu.serial_copy_elements(fwd) == 0.0
+    cfg = _cfg(soc, [4, 5, 6, 7])
+    t_fwd, t_inf = cpu.cpu_cost(soc, fwd, cfg), cpu.cpu_cost(soc, inf, cfg)
+    assert 4.0 < t_fwd.time_s / t_inf.time_s < 16.0
+    assert cpu.cpu_cost(soc, with_cpu_framework(fwd, "pytorch"), cfg).time_s == pytest.approx(t_inf.time_s)
+    assert cpu.cpu_cost(soc, bwd, cfg).dram_bytes > cpu.cpu_cost(soc, with_cpu_framework(bwd, "pytorch"), cfg).dram_bytes
