@@ -265,8 +265,9 @@ MNN_SGD_COPIES = 5              # gradient -> constant, two fix(CONSTANT), fix(T
 
 
 def mnn_sgd_chain(op: Op) -> bool:
-    """Whether ``op`` is an FP32 weight update that MNN runs (as its SGD's chain of Express ops)."""
-    return op.kind == "sgd_update" and op.dtype == "fp32" and mnn_gemm_path(op)
+    """Whether ``op`` is an FP32 weight update of ``n`` elements that MNN runs (as its SGD's chain
+    of Express ops)."""
+    return op.kind == "sgd_update" and op.dtype == "fp32" and mnn_gemm_path(op) and op.p.get("n", 0) > 0
 
 
 # MNN's batch normalisation in training (tools/train/source/nn/NN.cpp, BatchNormModule::onForward
@@ -298,8 +299,8 @@ def mnn_express_chain(op: Op) -> tuple[int, int, int, int] | None:
     """The passes of the Express ops MNN's training runs for ``op`` (MNN_EXPRESS_CHAINS), or None:
     an FP32 weight update (its SGD), or an FP32 batch normalisation of a training step, that MNN
     runs (mnn_gemm_path)."""
-    if op.dtype != "fp32" or not mnn_gemm_path(op) or not op.in_training_step:
-        return None
+    if op.dtype != "fp32" or not mnn_gemm_path(op) or not op.in_training_step or op.p.get("n", 0) <= 0:
+        return None     # (the chain is per tensor: an op without its size ``n`` is not one)
     return MNN_EXPRESS_CHAINS.get(op.kind)
 
 
