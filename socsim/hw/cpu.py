@@ -25,7 +25,7 @@ time = compute cycles / f + the DRAM time left uncovered + synchronisation.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from socsim.hw import armk
 from socsim.hw import dram as dram_mod
@@ -308,12 +308,43 @@ def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:
 # part; the im2col Raster is dealt by regions instead, a pass that is small beside the GEMM).
 # MNN's weight gradients only (mnn_gemm_path); other frameworks' split evenly.
 def split_share(op: Op, threads: int) -> float:
-    """The pacing thread's share of ``op``'s split compute on ``threads`` threads."""
+    """The pacing thread's share of ``op``'s split compute on ``threads`` threads (the larger of
+    :func:`split_shares`, the share that paces the op on equal cores)."""
+    return max(split_shares(op, threads))
+
+
+# A MatMul's products (StrassenMatrixComputor::_generateTrivalMatMul, alibaba/MNN
+# source/backend/cpu/compute/StrassenMatmulComputor.cpp, the same loop from the 2019 sources to
+# 2.x) are split over the e dimension (C's rows) in tiles of eP = 12 (arm64 FP32,
+# MNNGetMatMulPackMode; CPU_TILE_PIXELS): ``unitNumber = e / eP`` whole tiles dealt round-robin
+# (``for i = tId; i < unitNumber; i += numberThread``) and the ``xCount = e - unitNumber * eP``
+# remainder rows to the last thread (``if (tId != numberThread - 1) return;``).  A fully
+# connected layer's forward product and its error gradient have e = the batch: at batch 16 one
+# tile of 12 rows, on the calling thread, and a remainder of 4 on the last, so two threads do the
+# work whatever the thread count, and the caller does 3/4 of it (its weight gradient has e = the
+# layer's width: fine-grained).  Applied to MNN's FP32 MatMuls (the ``gemm`` kind, e = m);
+# convolutions' products have e in the thousands (their weight gradient's 12-row dW tiles:
+# split_share above), other dtypes and frameworks split evenly.
+MATMUL_EP = CPU_TILE_PIXELS
+
+
+def split_shares(op: Op, threads: int) -> tuple[float, float]:
+    """(the calling thread's share, the largest share of any other thread) of ``op``'s split
+    compute on ``threads`` threads; (1, 1) for one thread."""
+    if threads <= 1:
+        return 1.0, 1.0
     p = op.p
-    if op.kind != "conv2d_wgrad" or "cout" not in p or threads <= 1 or not mnn_gemm_path(op):
-        return 1.0 / max(threads, 1)
+    if op.kind == "gemm" and op.dtype == "fp32" and mnn_gemm_path(op) and "m" in p:
+        e = int(p["m"])
+        units, rest = divmod(e, MATMUL_EP)
+        work = [MATMUL_EP * max(0, -(-(units - t) // threads)) for t in range(threads)]
+        work[-1] += rest
+        return work[0] / e, max(work[1:]) / e
+    if op.kind != "conv2d_wgrad" or "cout" not in p or not mnn_gemm_path(op):
+        return 1.0 / threads, 1.0 / threads
     tiles = -(-p["cin"] * p.get("kh", 1) * p.get("kw", 1) // CPU_TILE_PIXELS)
-    return -(-tiles // threads) / tiles
+    s = -(-tiles // threads) / tiles
+    return s, s
 
 
 def serial_cycles(op: Op, cl: Cluster) -> float:
@@ -551,19 +582,89 @@ def hit_latencies_s(soc: SocSpec, cl: Cluster, f_mhz: float, unc: dict[str, floa
     return {"L2": l2, "L3": l3, "SLC": slc}
 
 
+# MNN's SGD (alibaba/MNN tools/train/source/optimizer/SGD.cpp, from its first release in
+# 2019-11 to 2.x) updates each parameter tensor with Express element-wise ops, each computed into
+# a tensor of its own (``fix`` materialises the intermediate results): the L2 regularisation
+# ``wd * p + g`` (the default method, SGD.hpp: computed also at weight decay 0), the momentum
+# history ``lr * g' + momentum * h`` (computed also at momentum 0) and ``p - h``: six passes of
+# CPUBinary over the parameter, not one fused ``p -= lr * g``.  Each pass is costed as the
+# element-wise op it is (kind, inputs); MNN's FP32 updates only (mnn_gemm_path: the
+# ``cpu_framework`` "mnn" ops; an int8 update is NITI's, another framework's optimizer is its
+# own).  Streaming passes over AlexNet's 61 M parameters (244 MB) are bound by DRAM, which more
+# big threads do not speed up: part of the weak 1 -> 2 -> 4 big-core scaling of the development
+# set (docs/validation.md, "Big-core scaling at the top steps").
+MNN_SGD_PASSES: tuple[tuple[str, int], ...] = (
+    ("mul", 1),   # wd * p
+    ("add", 2),   # + g                      (addWeightDecayGrad.fix)
+    ("mul", 1),   # lr * g'
+    ("mul", 1),   # momentum * h
+    ("add", 2),   # h = lr * g' + momentum * h (mHistory.fix)
+    ("sub", 2),   # p - h
+)
+
+
+def mnn_sgd_passes(op: Op) -> tuple[Op, ...]:
+    """The element-wise ops MNN's SGD runs for the update ``op`` (MNN_SGD_PASSES), () for an
+    op that is not an FP32 ``sgd_update`` that MNN runs."""
+    if op.kind != "sgd_update" or op.dtype != "fp32" or not mnn_gemm_path(op) or not MNN_SGD_PASSES:
+        return ()
+    n = int(op.p.get("n", 0))
+    if n <= 0:
+        return ()
+    eb = _elt_bytes(op.dtype)
+    return tuple(replace(op, name=f"{op.name}.{i}", kind=kind, flops=n, bytes_read=inputs * n * eb,
+                         bytes_written=n * eb, out_bytes=n * eb, weight_bytes=0)
+                 for i, (kind, inputs) in enumerate(MNN_SGD_PASSES))
+
+
+# detail entries that add up over ops run one after another (the others: the longest op's)
+_ADDITIVE_DETAIL = ("compute_s", "dram_s", "sync_s", "noise_s", "cache_cycles", "dram_energy_j")
+
+
+def _in_sequence(costs: list[OpCost]) -> OpCost:
+    """One OpCost for ops run one after another on the same cores."""
+    f = costs[0].freq_mhz
+    time_s = sum(c.time_s for c in costs)
+    cycles = sum(c.cycles * f / c.freq_mhz for c in costs)
+    activity = sum(c.activity * c.time_s for c in costs) / time_s if time_s > 0 else costs[0].activity
+    longest = dict(max(costs, key=lambda c: c.time_s).detail)
+    for k in _ADDITIVE_DETAIL:
+        if k in longest:
+            longest[k] = float(sum(dict(c.detail).get(k, 0.0) for c in costs))
+    longest["passes"] = float(len(costs))
+    return OpCost.compose(int(cycles), f, max(0.0, time_s - int(cycles) / (f * 1e6)),
+                          bytes=sum(c.bytes for c in costs), dram_bytes=sum(c.dram_bytes for c in costs),
+                          activity=activity, busy=costs[0].busy, detail=tuple(sorted(longest.items())))
+
+
 def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
+    passes = mnn_sgd_passes(op)
+    if passes:
+        return _in_sequence([_op_cost(soc, p, cfg) for p in passes])
+    return _op_cost(soc, op, cfg)
+
+
+def _op_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     if not cfg.cores:
         raise UnsupportedOp("no CPU cores chosen")
     cores = tuple(sorted(cfg.cores))
     n = len(cores)
     share = 1.0 / n
     # the slowest core sets the pace of a statically split op
+    # (split_shares: MNN's MatMul deals its row tiles unevenly, the calling thread's share apart;
+    # that thread runs on the fastest core of the set, as the one-thread packing below)
+    s_caller, s_other = split_shares(op, n)
     per_core = []
     for c in cores:
         cl = soc.cpu.cluster_of(c)
         f = cfg.freq(cl.name)
-        cyc = compute_cycles(op, cl, split_share(op, n))
+        cyc = compute_cycles(op, cl, s_other)
         per_core.append((cyc / (f * 1e6), cyc, f, cl))
+    if s_caller != s_other:
+        fast = min(range(n), key=lambda i: per_core[i][0])
+        _, _, f, cl = per_core[fast]
+        cyc = compute_cycles(op, cl, s_caller)
+        per_core[fast] = (cyc / (f * 1e6), cyc, f, cl)
     compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
     # the one-thread packing (serial_pack_elements) runs on the calling thread, on the fastest
     # core of the set, before the split part; the other threads wait for it at the barrier

@@ -53,7 +53,7 @@ SERIAL_FRACTION = 0.0  # joint fit on both dev files (0.06 on Min-Energy alone, 
 # and HYBRID8 carry it; 0.06 while a hybrid set paid little + big as a sum, before the op waited
 # only for its last thread, socsim.hw.cpu), big 0.20 (BIG4 and HYBRID8; at the upper end of
 # plausible, as it also stands in for what the model lacks on four big cores, docs/validation.md).
-BACKGROUND_UTIL_TOP = {"little": 0.22, "big": 0.2}
+BACKGROUND_UTIL_TOP = {"little": 0.2, "big": 0.14}
 # Cap of the preempted share: beyond it the model would diverge (the phone's scheduler would
 # then starve the background work instead); assumption.
 U_MAX = 0.9
