@@ -29,6 +29,8 @@ from __future__ import annotations
 # gives the A76 (Neoverse N1 model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.95
 # for the out-of-order A76 (a 12x8 tile with its loads hidden behind 24 FMLAs a k step).
 _A76_FP32_EFFICIENCY = 0.930
+# FITTED as below (the A55's entry says on what).
+_A55_FP32_EFFICIENCY = 0.400
 
 FP32_EFFICIENCY: dict[str, float] = {
     "cortex-a76": _A76_FP32_EFFICIENCY,
@@ -40,7 +42,7 @@ FP32_EFFICIENCY: dict[str, float] = {
     # and load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing
     # rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865, sd888,
     # exynos9820).
-    "cortex-a55": 0.400,
+    "cortex-a55": _A55_FP32_EFFICIENCY,
     # CARRIED from the A76 (not fitted): the Cortex-A715 (and the A710 it stands for on sd8gen2)
     # issues the same two 128-bit FMLA pipes (Arm Cortex-A715 Software Optimization Guide: ASIMD
     # FMLA throughput 2 per cycle, pipes V0/V1; llvm-mca's Neoverse N2 model gives the tile 0.50
@@ -61,6 +63,22 @@ FP32_EFFICIENCY: dict[str, float] = {
     # 8.48 vs the A76's ~7.9 per MHz (calibration/hardware.yaml coremark_per_mhz).
     "cortex-a77": _A76_FP32_EFFICIENCY,
     "cortex-a78": _A76_FP32_EFFICIENCY,
+    # CARRIED from the A76 (not fitted), for the reason given for the A715: the Cortex-A720
+    # (Dimensity 9300) is the A715's successor with the same two 128-bit ASIMD FMLA pipes (Arm
+    # Cortex-A720 Software Optimization Guide, pipes V0/V1) behind the same 5-wide front end, and
+    # llvm-mca's Neoverse N2 model stands in for it as for the A715 (LLVM 19 gives cortex-a720 that
+    # model itself: isa/arm/armk.py).  Not checked on any row before it was set: the Dimensity
+    # 9300's ncnn rows are predictions.
+    "cortex-a720": _A76_FP32_EFFICIENCY,
+    # CARRIED from the A55 (not fitted): the Cortex-A53 (Kirin 970's little cluster) is the A55's
+    # in-order, dual-issue predecessor (Arm Cortex-A53 TRM: in-order, dual-issue, a 64-bit NEON
+    # datapath), costed with its own llvm-mca model (isa/arm/armk.py), and it loses what the A55
+    # loses beyond the model: stalls on every L1 miss and load-use it cannot hide.  No
+    # development row runs on it (ncnn's Kirin 970 rows are big-core runs).  The Cortex-A73 is not
+    # listed: like the A75 after it (the same llvm-mca stand-in, the A57 model) it keeps its
+    # spec's 0.45 assumption; the A76's 0.81 on the A57 model's cycles would make it 1.8x an
+    # A75 per clock.
+    "cortex-a53": _A55_FP32_EFFICIENCY,
 }
 
 
@@ -112,6 +130,14 @@ KERNEL_POWER: dict[str, float] = {
     "cortex-x3": _A76_KERNEL_POWER,
     "exynos-m4": _A76_KERNEL_POWER,
     "cortex-a510": _A55_KERNEL_POWER,
+    # The Dimensity 9300's cores, carried the same way: the A720 (two FMLA pipes, the A715's
+    # successor) and the X4 (four, the X3's successor) take the A76's value.
+    "cortex-a720": _A76_KERNEL_POWER,
+    "cortex-x4": _A76_KERNEL_POWER,
+    # The Kirin 970's cores, carried the same way: the out-of-order A73 (the A75's predecessor)
+    # takes the A76 family's value, the in-order A53 the A55's.
+    "cortex-a73": _A76_KERNEL_POWER,
+    "cortex-a53": _A55_KERNEL_POWER,
 }
 
 
@@ -129,11 +155,17 @@ def kernel_power(core_type: str) -> float:
 # (introduced with these two cores, Arm DynamIQ launch, 2017); Cortex-A76 (100798), A77
 # (101111), A78 (101430), X1 (101433) implement ARMv8.2-A with FP16 and DotProd; the Armv9-A
 # cores Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803), X3 (101593) include both.
+# The Armv9.2-A cores Cortex-A720 (102530) and Cortex-X4 (102484) include both (Arm TRMs,
+# "Features": FEAT_FP16, FEAT_DotProd, FEAT_I8MM and the Armv9.2 base).
+# The ARMv8.0-A cores Cortex-A53 (Arm 100479) and Cortex-A73 (Arm 100048) have neither: their
+# TRMs list the Advanced SIMD and FP extension of ARMv8.0 (no FEAT_FP16 arithmetic, no
+# FEAT_DotProd), so ncnn runs its FP32 kernels and its plain-NEON (SMLAL) int8 path on them.
 # Samsung's Exynos M4 (Mongoose 4): ARMv8.2-A with FP16 and dot product (Samsung's Hot Chips 31
 # (2019) M-series talk, Grayson et al., ISCA 2020 "Evolution of the Samsung Exynos CPU
 # microarchitecture", Table 1); an assumption where those name the ISA level only.
 _V82_FP16_DOTPROD = ("cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1",
-                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4")
+                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4",
+                     "cortex-a720", "cortex-x4")
 FP16_ARITHMETIC: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 
@@ -143,8 +175,10 @@ DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 # from Armv8.2 and mandatory from Armv8.6-A; ncnn reads it as cpu_support_arm_i8mm() (src/cpu.cpp,
 # HWCAP2_I8MM).  Sources: Arm's Technical Reference Manuals, "Features": the Armv9-A cores
 # Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803) and X3 (101593) implement
-# FEAT_I8MM; the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
-I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3"))
+# FEAT_I8MM, as do the Armv9.2-A Cortex-A720 (102530) and Cortex-X4 (102484) (mandatory from
+# Armv8.6-A); the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
+I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3",
+                                  "cortex-a720", "cortex-x4"))
 
 
 def has_i8mm(core_type: str) -> bool:
