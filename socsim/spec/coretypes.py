@@ -76,7 +76,7 @@ FP32_EFFICIENCY: dict[str, float] = {
     # loses beyond the model: stalls on every L1 miss and load-use it cannot hide.  No
     # development row runs on it (ncnn's Kirin 970 rows are big-core runs).  The Cortex-A73 is not
     # listed: like the A75 after it (the same llvm-mca stand-in, the A57 model) it keeps its
-    # spec's 0.45 assumption; the A76's 0.81 on the A57 model's cycles would make it 1.8x an
+    # spec's 0.45 assumption; the A76's 0.93 on the A57 model's cycles would make it 2.1x an
     # A75 per clock.
     "cortex-a53": _A55_FP32_EFFICIENCY,
 }
