@@ -10,7 +10,8 @@ width, memory ops / load-store ports) of the loop (tests/hw/test_cpu_cost_oracle
 it).  The GEMM tile then runs at the core type's fitted efficiency (what the streams leave out:
 edge tiles, loop nests, the front end, L1 misses) and, in the backward phases, the backward
 kernel slowdown; the packing of its operands and the error gradient's col2im are costed apart.
-Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
+Threads: work is split evenly (MNN's static split), but for MNN's MatMul row tiles and dW tiles
+(split_shares); the slowest core sets the pace.
 Training against inference: a training step's forward convolutions and fully connected layers
 take their weights as inputs (``Op.in_training_step``), which MNN packs every step on one thread
 (multi_input_weights, matmul_operands); an inference op's weights are packed once, at load.
