@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 
 import numpy as np
 
-from socsim.hw.thermal_scan import modal_scan, quiet_polls
+from socsim.hw.thermal_scan import modal_scan, quiet_polls, quiet_polls_pieces
 from socsim.spec.soc import Cluster, Thermal
 
 DEFAULT_POLLING_S = 0.25  # sm8250.dtsi cpu*-thermal polling-delay-passive = <250> ms
@@ -428,27 +428,59 @@ class ThrottleGovernor:
         Returns the state after them, the index of the first poll that would cross a trip or
         move a zone's steps (-1: none; it is not applied: :meth:`update` makes it, with its
         events), and the last poll time."""
-        zs = state.zones
-        held = self._quiet_arrays
-        if held is not None and held[0] is state:
-            # the state this returned last: its arrays are the ones the scan left (it writes
-            # only the zones' last reading and poll time, and the state below is built from them)
-            _, tripped, steps, last_temp, last_poll = held
-        else:
-            tripped = np.array([z.tripped for z in zs], np.int64)
-            steps = np.array([z.steps for z in zs], np.int64)
-            last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
-            last_poll = np.array([z.last_poll_s for z in zs], float)
+        tripped, steps, last_temp, last_poll = self._scan_arrays(state)
         j, last = quiet_polls(times, temps, hot, start, idle, last_poll_s, poll_s, present, self._a_polling,
                               self._a_trips, self._a_ntrips, self._a_clears, self._a_uppers,
                               tripped, steps, last_temp, last_poll)
+        return self.scanned(state), int(j), float(last)
+
+    def quiet_polls_pieces(self, state: ThrottleState, ends: np.ndarray, zt: np.ndarray, polls: np.ndarray,
+                           alert_hot: np.ndarray, cols: np.ndarray, start: int, idle: bool, last_poll_s: float,
+                           poll_s: float) -> tuple[int, float]:
+        """:meth:`quiet_polls` over a part's pieces as the engine's accounting holds them (the
+        pieces' ends ``ends``, the zone readings ``zt`` at them, ``polls`` which ends are polls;
+        ``cols``: each of the spec's zones' column in ``zt``, -1 where it is not read; a poll is
+        hot where a reading is at or above its zone's ``alert_hot``), with no gathering of the
+        polls' rows: socsim.hw.thermal_scan.quiet_polls_pieces.  Returns the index of the piece
+        the scan stops at (-1: none) and the last poll time.  The scan writes the zones' last
+        readings into the arrays held for ``state``; the state they stand for is
+        :meth:`scanned` (``state``), built when asked: until then ``state`` is handed again to
+        scan on (its trips and steps are the scan's: it changes neither)."""
+        tripped, steps, last_temp, last_poll = self._scan_arrays(state)
+        j, last = quiet_polls_pieces(ends, zt, polls, alert_hot, cols, start, idle, last_poll_s, poll_s,
+                                     self._a_polling, self._a_trips, self._a_ntrips, self._a_clears,
+                                     self._a_uppers, tripped, steps, last_temp, last_poll)
+        return int(j), float(last)
+
+    def _scan_arrays(self, state: ThrottleState) -> tuple[np.ndarray, ...]:
+        """The arrays the compiled scans read and write for ``state``: those held for it (the
+        state a scan returned or scanned last: they are what the scan left), else built."""
+        held = self._quiet_arrays
+        if held is not None and held[0] is state:
+            return held[1:]
+        zs = state.zones
+        arrays = (np.array([z.tripped for z in zs], np.int64), np.array([z.steps for z in zs], np.int64),
+                  np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float),
+                  np.array([z.last_poll_s for z in zs], float))
+        self._quiet_arrays = (state,) + arrays
+        return arrays
+
+    def scanned(self, state: ThrottleState) -> ThrottleState:
+        """The state after the scans of ``state``'s arrays (:meth:`quiet_polls_pieces`): the
+        zones whose last reading or poll time the scans moved are new; the arrays are then held
+        for the new state.  ``state`` itself where no scan has run on it."""
+        held = self._quiet_arrays
+        if held is None or held[0] is not state:
+            return state
+        _, tripped, steps, last_temp, last_poll = held
+        zs = state.zones
         lt, lp = last_temp.tolist(), last_poll.tolist()
         new = ThrottleState(zones=tuple(
             z if (lp[k] == z.last_poll_s and (lt[k] == z.last_temp_c or (z.last_temp_c is None and lt[k] != lt[k])))
             else ZoneState(z.tripped, z.steps, None if lt[k] != lt[k] else lt[k], lp[k])
             for k, z in enumerate(zs)))
         self._quiet_arrays = (new, tripped, steps, last_temp, last_poll)
-        return new, int(j), float(last)
+        return new
 
     def update(self, state: ThrottleState, zone_temps: Mapping[str, float],
                time_s: float | None = None) -> ThrottleDecision:
