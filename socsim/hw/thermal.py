@@ -222,9 +222,9 @@ class ZoneReader:
         self._gather = not self._plain and all(
             (nodes != amb if kind == "node" else amb not in nodes) for kind, nodes, _, _ in self._zones)
         if self._gather:
-            self._node_ks = np.array([k for k, z in enumerate(self._zones) if z[0] == "node"], dtype=int)
-            self._node_cols = np.array([net.index(z[1]) for z in self._zones if z[0] == "node"], dtype=int)
-            self._virtual = [(k, kind, [net.index(n) for n in nodes], w, off)
+            # each zone's node column (a virtual zone's place holds column 0 until it is written)
+            self._fill_cols = np.array([net.index(z[1]) if z[0] == "node" else 0 for z in self._zones], dtype=np.intp)
+            self._virtual = [(k, kind, np.array([net.index(n) for n in nodes], dtype=np.intp), w, off)
                              for k, (kind, nodes, w, off) in enumerate(self._zones) if kind != "node"]
 
     def read(self, temps: np.ndarray) -> np.ndarray:
@@ -232,13 +232,12 @@ class ZoneReader:
         if self._plain:
             return temps[:, self._cols] if len(self._cols) else np.zeros((len(temps), 0))
         if self._gather:
-            out = np.empty((len(temps), len(self._zones)))
-            if len(self._node_ks):
-                out[:, self._node_ks] = temps[:, self._node_cols]
+            out = temps.take(self._fill_cols, axis=1)
             for k, kind, idx, w, off in self._virtual:
-                # (built as before, by column_stack: a gathered copy's weighted sum can differ in
-                # the last bit, as BLAS may take another path for it)
-                out[:, k] = _combine(kind, np.column_stack([temps[:, i] for i in idx]), w, off)
+                # the sensors' columns as a new C-ordered block, as column_stack builds it (a
+                # fancy-indexed ``temps[:, idx]`` has another memory order, for which BLAS may
+                # take another path and round the weighted sum otherwise in the last bit)
+                out[:, k] = _combine(kind, temps.take(idx, axis=1), w, off)
             return out
         out = np.empty((len(temps), len(self._zones)))
         for k, (kind, nodes, w, off) in enumerate(self._zones):
