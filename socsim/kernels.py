@@ -254,12 +254,15 @@ def compile_engine_kernels() -> None:
 
     from socsim.engine.pieces_kernel import pieces, sample_offsets
     from socsim.hw.battery_kernel import profile_terms
-    from socsim.hw.thermal_scan import modal_scan
+    from socsim.hw.thermal_scan import modal_steps, neg_rate_steps
 
     _, offs = sample_offsets(0.0, 0.5, 1.0, 1, 1.0)
     edges = np.array([0.0, 1.0])
     cum_dyn = np.zeros((2, 1))
     edges.flags.writeable = cum_dyn.flags.writeable = False   # the engine's templates are readonly
     pieces(offs, 0.0, edges, cum_dyn, 1.0, np.zeros(1), np.zeros(1))
-    modal_scan(np.zeros(1), np.ones((1, 1)), np.zeros((1, 1)))
+    rates = np.ones(1)
+    rates.flags.writeable = False   # the thermal network's rates are readonly
+    neg_lt, _, _ = neg_rate_steps(np.ones(1), rates)
+    modal_steps(np.zeros(1), np.ones((1, 1)), neg_lt, rates, np.zeros(1, np.bool_), np.ones(1), np.zeros((1, 1)))
     profile_terms(3.8, 0.1, np.ones(1), 0.0, 1.0)

@@ -237,7 +237,9 @@ class Accounting:
         recording = not isinstance(self.recorder, NullRecorder)
         if polls is not None and samples is not None:
             # the sampling boundaries among the pieces: the samples see pieces between them
-            samples = samples[samples <= (stop if stop is not None else len(offs))]
+            # (all of them, indices into ``offs``, unless the part stopped early)
+            if stop is not None:
+                samples = samples[samples <= stop]
             n_grid = len(samples)
             grid = grid[:n_grid]
         if not recording:

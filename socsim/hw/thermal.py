@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 
 import numpy as np
 
-from socsim.hw.thermal_scan import modal_scan, quiet_polls, quiet_polls_pieces
+from socsim.hw.thermal_scan import modal_steps, neg_rate_steps, quiet_polls, quiet_polls_pieces
 from socsim.spec.soc import Cluster, Thermal
 
 DEFAULT_POLLING_S = 0.25  # sm8250.dtsi cpu*-thermal polling-delay-passive = <250> ms
@@ -159,20 +159,21 @@ class ThermalNetwork:
         """Temperatures after each of consecutive steps (rows of ``node_power_w``, lengths
         ``dts_s``), each with constant power: the same exact solution as :meth:`advance`, for a
         whole batch at once.  Returns a (steps x nodes) array."""
-        dts = np.asarray(dts_s, float)
-        # (ufunc reductions called directly: dts.min(initial=0.0) and dts.sum(), without the
-        # method wrappers' cost; NaN fails the first)
-        if not (_MIN(dts, initial=0.0) >= 0.0 and math.isfinite(_SUM(dts))):
-            raise ValueError("step lengths must be finite and >= 0")
-        neg_lt = -(dts[:, None] * self.rates_per_s[None, :])
-        decay = np.exp(neg_lt)
-        # -expm1(-lambda dt) / lambda, and dt for a mode with lambda = 0 (divided by 1, replaced)
-        gain = -np.expm1(neg_lt) / self._safe_rates
-        if self._any_zero_mode:
-            gain[:, self._zero_modes] = dts[:, None]
-        drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)
+        dts = np.ascontiguousarray(dts_s, float)
+        # -(dts[:, None] * rates[None, :]) compiled, with the checks (NaN is not >= 0; a sum of
+        # steps past ~1e300 is checked as numpy sums it)
+        neg_lt, ok, total = neg_rate_steps(dts, self.rates_per_s)
+        if not ok or not total < 1e300:
+            if not (_MIN(dts, initial=0.0) >= 0.0 and math.isfinite(_SUM(dts))):
+                raise ValueError("step lengths must be finite and >= 0")
+        decay = np.exp(neg_lt)   # (numpy's exp and expm1, as before)
+        em1 = np.expm1(neg_lt)
+        # the modes' drive, gain * (power @ V), with gain -expm1(-lambda dt) / lambda, and dt for a
+        # mode with lambda = 0, built in the compiled scan (modal_steps: the same operations as
+        # ``-em1 / safe_rates``, then ``gain * modal_w``, then modal_scan)
+        modal_w = np.asarray(node_power_w, float) @ self._power_to_modal.T
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
-        out = modal_scan(z, decay, drive)   # (all three are fresh, C-contiguous arrays)
+        out = modal_steps(z, decay, em1, self._safe_rates, self._zero_modes, dts, modal_w)
         return self.ambient_c + out @ self._to_node.T
 
     def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:

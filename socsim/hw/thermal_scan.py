@@ -31,6 +31,42 @@ def modal_scan(z0: np.ndarray, decay: np.ndarray, drive: np.ndarray) -> np.ndarr
 
 
 @njit(cache=True, fastmath=False)
+def neg_rate_steps(dts: np.ndarray, rates: np.ndarray) -> tuple[np.ndarray, bool, float]:
+    """``-(dts[:, None] * rates[None, :])`` (the modes' exponents over each step), whether every
+    step is >= 0 (NaN is not), and the steps' sum (in order: for the finiteness check)."""
+    n, m = dts.shape[0], rates.shape[0]
+    out = np.empty((n, m))
+    ok = True
+    total = 0.0
+    for k in range(n):
+        d = dts[k]
+        if not d >= 0.0:
+            ok = False
+        total += d
+        for j in range(m):
+            out[k, j] = -(d * rates[j])
+    return out, ok, total
+
+
+@njit(cache=True, fastmath=False)
+def modal_steps(z0: np.ndarray, decay: np.ndarray, em1: np.ndarray, safe_rates: np.ndarray,
+                zero_modes: np.ndarray, dts: np.ndarray, modal_w: np.ndarray) -> np.ndarray:
+    """:func:`modal_scan` with its drive built in the loop: ``gain * modal_w`` per step and mode,
+    ``gain = -em1 / safe_rates`` (``em1 = expm1(-lambda dt)``), or the step's length for a mode
+    with lambda = 0 (``zero_modes``): socsim.hw.thermal.ThermalNetwork.advance_many's numpy
+    expressions, the same operations in the same order."""
+    n, m = decay.shape
+    out = np.empty((n, m))
+    z = z0.copy()
+    for k in range(n):
+        for j in range(m):
+            g = dts[k] if zero_modes[j] else -em1[k, j] / safe_rates[j]
+            z[j] = decay[k, j] * z[j] + g * modal_w[k, j]
+            out[k, j] = z[j]
+    return out
+
+
+@njit(cache=True, fastmath=False)
 def quiet_polls(times: np.ndarray, temps: np.ndarray, hot: np.ndarray, start: int, idle: bool,
                 last_poll_s: float, poll_s: float, present: np.ndarray, polling: np.ndarray,
                 trips: np.ndarray, n_trips: np.ndarray, clears: np.ndarray, uppers: np.ndarray,
