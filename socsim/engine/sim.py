@@ -90,7 +90,7 @@ class Engine(PlanSwitching, Environment):
         self._dsp_prepared: dict[int, tuple] = {}
         self._freqs: dict[str, float] = {}
         # _capped's operating points by (request, caps, GPU clock): a pure function of them
-        self._capped_memo: dict[tuple, dict[str, float]] = {}
+        self._capped_memo: dict[tuple, tuple[dict[str, float], bool, tuple]] = {}
         # pure functions of their keys, asked once per batch (bounded: cleared when full)
         self._requested_memo: dict[tuple, tuple[Plan, dict[str, float]]] = {}
         self._util_memo: dict[tuple, dict[str, float]] = {}
@@ -280,9 +280,10 @@ class Engine(PlanSwitching, Environment):
         runs at that moment, and a continuation it hands (``RunContext.continue_batch``) carries
         the batch on from the step in progress.  Returns the plan the batch ended with."""
         request = self._requested(plan)
-        freqs = self._capped(request)
+        freqs, throttled, fkey = self._capped_entry(request, self.acct.caps)
+        freqs = dict(freqs)
         cont: Continued | None = None
-        tpl = self._template(plan, freqs, prep, fg)
+        tpl = self._template(plan, freqs, prep, fg, fkey=fkey)
         a = 0.0
         while True:
             t = self.env.now
@@ -305,11 +306,12 @@ class Engine(PlanSwitching, Environment):
 
             b, energy = self.acct.account(t, tpl, plan, freqs, a, caps_change, None if end is None else a + end)
             parts.append(Part(t, tpl, a, b, energy))
-            if any(freqs[c] < request[c] for c in request):  # a cap holds a cluster below its request
+            if throttled:  # a cap holds a cluster below its request
                 self.stats.time_throttled_s += b - a
             self._freqs = freqs
             env, d = self.env, b - a
-            if self._clock_inline and env.peek() > env._now + d:
+            queue = env._queue
+            if self._clock_inline and (not queue or queue[0][0] > env._now + d):
                 # nothing else is due before this part ends: the clock moves to its end as the
                 # timeout's event would move it there (SimPy's Environment.schedule, then step:
                 # now + delay), without the event (the training process is the only one to run)
@@ -318,15 +320,17 @@ class Engine(PlanSwitching, Environment):
                 yield env.timeout(d)
             if b >= tpl.duration_s:
                 return plan
-            freqs = self._capped(request)
-            nxt = self._template(plan, freqs, prep, fg, cont)
+            freqs, throttled, fkey = self._capped_entry(request, self.acct.caps)
+            freqs = dict(freqs)
+            nxt = self._template(plan, freqs, prep, fg, cont, fkey=fkey)
             a = tpl.map_offset(b, nxt)
             tpl = nxt
 
     def _template(self, plan: Plan, freqs: dict[str, float], prep: bool, fg: tuple,
-                  cont: Continued | None = None) -> BatchTemplate:
-        """The batch's timeline at this operating point and interference, walked once."""
-        key = (id(plan), tuple(sorted(freqs.items())), prep, fg,
+                  cont: Continued | None = None, fkey: tuple | None = None) -> BatchTemplate:
+        """The batch's timeline at this operating point and interference, walked once
+        (``fkey``: ``freqs``' sorted items, where the caller holds them)."""
+        key = (id(plan), tuple(sorted(freqs.items())) if fkey is None else fkey, prep, fg,
                None if cont is None else (id(cont.head), cont.inserted))
         hit = self._templates.get(key)
         if hit is not None:
@@ -383,12 +387,19 @@ class Engine(PlanSwitching, Environment):
 
     def _capped(self, request: dict[str, float], caps: dict[str, float] | None = None) -> dict[str, float]:
         """The operating point of ``request`` under the thermal caps (default: those in force)."""
-        caps = self.acct.caps if caps is None else caps
+        return dict(self._capped_entry(request, self.acct.caps if caps is None else caps)[0])
+
+    def _capped_entry(self, request: dict[str, float], caps: dict[str, float]) -> tuple[dict[str, float], bool, tuple]:
+        """:meth:`_capped`'s operating point (not to be written to), whether a cap holds a
+        cluster below its request, and the point's sorted items (the template's key): pure
+        functions of (request, caps, GPU clock), memoised on them."""
         key = (tuple(request.items()), tuple(caps.items()), self._gpu_mhz)
         hit = self._capped_memo.get(key)
         if hit is None:
-            hit = self._capped_memo[key] = self._capped_at(request, caps)
-        return dict(hit)
+            freqs = self._capped_at(request, caps)
+            hit = self._capped_memo[key] = (freqs, any(freqs[c] < request[c] for c in request),
+                                            tuple(sorted(freqs.items())))
+        return hit
 
     def _capped_at(self, request: dict[str, float], caps: dict[str, float]) -> dict[str, float]:
         clamp = self.acct.governor.clamp
