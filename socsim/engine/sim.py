@@ -98,6 +98,8 @@ class Engine(PlanSwitching, Environment):
         self._on_memo: dict[int, tuple[dict[str, float], list[tuple[str, str]]]] = {}
         self._counts_memo: dict[int, tuple[BatchTemplate, list[tuple[str, int]]]] = {}
         self._util: dict[str, float] = {}
+        self._fg_of: dict | None = None   # the interference dict ``_fg`` was made of
+        self._fg: tuple = ((), None)
         # the GPU devfreq governor's frequency (socsim.hw.gpu_dvfs): the top OPP until a batch
         # with GPU work has been sampled
         self._gpu_mhz = soc.gpu.opps[-1].freq_mhz if soc.gpu is not None else 0.0
@@ -181,7 +183,11 @@ class Engine(PlanSwitching, Environment):
             self._plan_in_force(plan, self.env.now)  # again, after a batch a continuation finished
             prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse"
                                                      and id(plan.steps) not in self._dsp_prepared)
-            fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
+            if self._fg_of is not self._interference or self._fg[1] is not self._bg_dram_gbs:
+                # (the foreground apps change both by assignment: the key once per change)
+                self._fg_of = self._interference
+                self._fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
+            fg = self._fg
             loads = tuple(self._active_loads)  # the foreground apps this batch runs with
             ran = yield from self._run_batch(plan, prep, fg, parts)  # ``plan``, or the continuation that finished it
             if prep:

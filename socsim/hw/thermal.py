@@ -83,6 +83,9 @@ class ThermalNetwork:
         self._to_node = _frozen(d[:, None] * q)       # V = C^-1/2 Q: modal -> theta
         self._to_modal = _frozen(q.T * np.sqrt(c)[None, :])  # W = Q^T C^1/2: theta -> modal
         self._power_to_modal = _frozen(self._to_node.T)      # V^T = Q^T C^-1/2: power -> modal rate
+        # the transposes advance_many multiplies by (views: the same memory and strides as ``.T``)
+        self._power_to_modal_t = self._power_to_modal.T
+        self._to_node_t = self._to_node.T
         self._factors = lru_cache(maxsize=256)(self._modal_factors)
         self._heat_nodes = {rail: (None if node == spec.ambient_node else self._index[node])
                             for rail, node in spec.heat_sources.items()}
@@ -171,10 +174,10 @@ class ThermalNetwork:
         # the modes' drive, gain * (power @ V), with gain -expm1(-lambda dt) / lambda, and dt for a
         # mode with lambda = 0, built in the compiled scan (modal_steps: the same operations as
         # ``-em1 / safe_rates``, then ``gain * modal_w``, then modal_scan)
-        modal_w = np.asarray(node_power_w, float) @ self._power_to_modal.T
+        modal_w = np.asarray(node_power_w, float) @ self._power_to_modal_t
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
         out = modal_steps(z, decay, em1, self._safe_rates, self._zero_modes, dts, modal_w)
-        return self.ambient_c + out @ self._to_node.T
+        return self.ambient_c + out @ self._to_node_t
 
     def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:
         """Temperatures that constant ``node_power_w`` settles to: T_amb + G^-1 P."""
