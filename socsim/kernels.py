@@ -252,7 +252,7 @@ def compile_engine_kernels() -> None:
     child of its own (:func:`prefetch`)."""
     import numpy as np
 
-    from socsim.engine.pieces_kernel import pieces, sample_offsets
+    from socsim.engine.pieces_kernel import part_peaks, pieces, sample_offsets
     from socsim.hw.battery_kernel import profile_terms
     from socsim.hw.thermal_scan import modal_steps, neg_rate_steps
 
@@ -266,3 +266,4 @@ def compile_engine_kernels() -> None:
     neg_lt, _, _ = neg_rate_steps(np.ones(1), rates)
     modal_steps(np.zeros(1), np.ones((1, 1)), neg_lt, rates, np.zeros(1, np.bool_), np.ones(1), np.zeros((1, 1)))
     profile_terms(3.8, 0.1, np.ones(1), 0.0, 1.0)
+    part_peaks(np.ones((1, 1)), np.ones((1, 1)), 0.0, np.zeros(1))

@@ -121,6 +121,7 @@ class Accounting:
         self._window_q_c = 0.0   # charge drawn since the row (coulombs)
         self._window_vs = 0.0    # terminal volt-seconds since the row
         self.publish()
+        self._zone_peaks: np.ndarray | None = None   # the zones' peaks so far, as _peaks' kernel keeps them
         # the peaks start from the initial state (a run the scheduler declines at once has them)
         self._peaks(self.temps[None, :], self._zones_read.read(self.temps[None, :]))
 
@@ -289,15 +290,30 @@ class Accounting:
         return base + leak * np.exp2((t - 25.0) / doubling), fg_mw
 
     def _peaks(self, temps: np.ndarray, zt: np.ndarray) -> None:
-        """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
+        """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on.
+        In one compiled call (pieces_kernel.part_peaks) where it is exact, else in numpy."""
         st = self.stats
+        peaks = st.zone_peak_c
+        arr = self._zone_peaks
+        if arr is not None:
+            new, exact, moved = pieces_kernel.part_peaks(temps, zt, st.peak_c, arr)
+            if exact:
+                st.peak_c = new
+                if moved:
+                    for z, v in zip(self._zone_names, arr.tolist()):
+                        if v != peaks[z]:
+                            peaks[z] = v
+                self.rctx.temps_c = dict(zip(self._zone_names, zt[-1].tolist()))
+                return
         st.peak_c = max(st.peak_c, float(_MAX(temps, axis=None)))
         zmax = _MAX(zt, axis=0).tolist() if len(zt) else []
-        peaks = st.zone_peak_c
         for z, v in zip(self._zone_names, zmax):
             if v > peaks.get(z, -math.inf):
                 peaks[z] = v
         self.rctx.temps_c = dict(zip(self._zone_names, zt[-1].tolist()))
+        # the zones' peaks as the compiled call keeps them (every zone has one after a part)
+        self._zone_peaks = (np.array([peaks[z] for z in self._zone_names], float)
+                            if all(z in peaks for z in self._zone_names) else None)
 
     def _poll_grid(self, offs: np.ndarray, t0: float, t1: float,
                    dur: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
