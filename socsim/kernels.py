@@ -246,14 +246,15 @@ def compile_driver() -> None:
 
 def compile_engine_kernels() -> None:
     """Compile the engine's small kernels a run calls after the op costing (the power sampling's
-    pieces, the thermal network's modal scan, the battery's profile terms), each for the
+    pieces, the thermal network's modal steps, the battery's step and profile terms, the
+    peaks), each for the
     argument types the engine passes (readonly where the engine's are), on tiny inputs; called
     by :func:`await_prefetch` while the child still compiles the cache model's driver, or by a
     child of its own (:func:`prefetch`)."""
     import numpy as np
 
     from socsim.engine.pieces_kernel import part_peaks, pieces, sample_offsets
-    from socsim.hw.battery_kernel import profile_terms
+    from socsim.hw.battery_kernel import profile_terms, step_currents
     from socsim.hw.thermal_scan import modal_steps, neg_rate_steps
 
     _, offs = sample_offsets(0.0, 0.5, 1.0, 1, 1.0)
@@ -267,3 +268,4 @@ def compile_engine_kernels() -> None:
     modal_steps(np.zeros(1), np.ones((1, 1)), neg_lt, rates, np.zeros(1, np.bool_), np.ones(1), np.zeros((1, 1)))
     profile_terms(3.8, 0.1, np.ones(1), 0.0, 1.0)
     part_peaks(np.ones((1, 1)), np.ones((1, 1)), 0.0, np.zeros(1))
+    step_currents(0.1, -20.0, 60.0, 2400.0, 25.0, np.zeros(2), np.ones(2), 0.5, 1.0, 1.0, 1.0, 4.4)

@@ -55,13 +55,14 @@ def test_the_child_compiles_the_signature_cpu_and_dsp_simulations_call(monkeypat
 
 
 def test_the_engine_kernels_warmed_meanwhile_are_the_ones_a_run_calls(tmp_path, monkeypatch):
-    """Every signature a run adds to the six kernels is one compile_engine_kernels compiled."""
+    """Every signature a run adds to the seven kernels is one compile_engine_kernels compiled."""
     from socsim.api import run
     from socsim.engine import pieces_kernel
     from socsim.hw import battery_kernel, thermal_scan
 
     disps = (pieces_kernel.sample_offsets, pieces_kernel.pieces, thermal_scan.neg_rate_steps,
-             thermal_scan.modal_steps, battery_kernel.profile_terms, pieces_kernel.part_peaks)
+             thermal_scan.modal_steps, battery_kernel.profile_terms, pieces_kernel.part_peaks,
+             battery_kernel.step_currents)
     kernels.compile_engine_kernels()
     warmed = [set(d.signatures) for d in disps]
     assert all(warmed)
