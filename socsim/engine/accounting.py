@@ -59,6 +59,7 @@ class Accounting:
         # a zone with a trip crossed or steps taken (the governor can act whatever the readings);
         # only a poll through _govern changes these
         self._gov_active = any(zs.tripped or zs.steps for zs in self._gov_state.zones)
+        self._gov_tripped = any(zs.tripped for zs in self._gov_state.zones)
         self.caps = self.governor.caps_mhz(self._gov_state)
         self.temps = self.thermal.initial_temps(env_spec.initial_temp_c)
         self.battery = BatteryState.initial(soc.battery, env_spec.initial_soc)
@@ -137,6 +138,7 @@ class Accounting:
     def gov_state(self, state) -> None:
         self._gov_state = state
         self._gov_scanned = False
+        self._gov_tripped = any(zs.tripped for zs in state.zones)   # (the scans change no zone's trips)
 
     def publish(self) -> None:
         """Mirror the live readings into the run context: the zone temperatures, the cluster
@@ -410,7 +412,7 @@ class Accounting:
         gov = self.governor
         j = 0
         while j < len(ends):
-            idle = not self._throttled and not any(zs.tripped for zs in self._gov_state.zones)
+            idle = not self._throttled and not self._gov_tripped
             # the polls that change nothing but the zones' last readings, in one compiled scan
             # (the same decisions as ThrottleGovernor.update; see its quiet_polls); the state
             # they leave is built when it is read (``gov_state``)
