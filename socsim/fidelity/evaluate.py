@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from socsim.errors import InputError
 from socsim.fidelity.cases import Case, Suite, TableCases
-from socsim.fidelity.metrics import kendall_tau_b, mape, rel_error_pct, worst
+from socsim.fidelity.metrics import kendall_tau_b, kendall_tau_b_resolved, mape, rel_error_pct, resolution, worst
 
 #: batches simulated per row: the per-batch figures of a fixed configuration settle from the first
 DEFAULT_BATCHES = 2
@@ -129,7 +129,25 @@ def _table(t: TableCases, sims: dict[tuple, tuple[float, float]], worst_n: int) 
             "time_tau": _r(kendall_tau_b(*_cols(times))),
             "energy_tau": _r(kendall_tau_b(*_cols(energies))) if energies else None,
             "power_tau": _r(kendall_tau_b(*_cols(powers))) if powers else None,
+            **_resolved(times, energies),
             "worst": worst([r["id"] for r in rows], errors, worst_n), "rows": rows}
+
+
+def _resolved(times: list[tuple[float, float]], energies: list[tuple[float, float]]) -> dict[str, Any]:
+    """The taus over the pairs the measurements resolve (metrics.kendall_tau_b_resolved: pairs
+    within one unit of the last digit the file gives, ``resolution``, left out), printed beside
+    the taus, never in their place: how far a comparison's ordering can be held to the figures."""
+    out: dict[str, Any] = {}
+    res: dict[str, float] = {}
+    for key, pairs, unit in (("time", times, "time_s"), ("energy", energies, "energy_j")):
+        r = resolution([p[0] for p in pairs]) if pairs else None
+        if r is None:
+            continue
+        res[unit] = r
+        out[f"{key}_tau_resolved"] = _r(kendall_tau_b_resolved(*_cols(pairs), r))
+    if res:
+        out["resolution"] = res
+    return out
 
 
 def _ratio_table(t: TableCases, rows: list[dict[str, Any]], worst_n: int) -> dict[str, Any]:

@@ -63,16 +63,29 @@ def summary_rows(report: dict[str, Any]) -> tuple[list[tuple[str, ...]], list[tu
         if t["compare"] == "absolute":
             absolute.append((t["name"], str(t["n"]), _pct(t["time_mape_pct"]), _pct(t["energy_mape_pct"]),
                              _pct(t.get("power_mape_pct")), _tau(t["time_tau"]), _tau(t["energy_tau"]),
-                             _tau(t.get("power_tau")), "; ".join(t["worst"])))
+                             _tau(t.get("power_tau")), _resolved_cell(t), "; ".join(t["worst"])))
         else:
             ratios.append((t["name"], _ratio_n(t), _pct(t["ratio_mape_pct"]), _tau(t["ratio_tau"]),
                            "; ".join(t["worst"][:3])))
     return absolute, ratios
 
 
-# power: each row's average power E / t, measured against simulated (independent of the time's error)
+def _resolved_cell(t: dict[str, Any]) -> str:
+    """The energies' tau over the pairs the measurements resolve, and the resolution (or the
+    times' where the table has no energies); "-" without either."""
+    res = t.get("resolution") or {}
+    if t.get("energy_tau_resolved") is not None:
+        return f"{_tau(t['energy_tau_resolved'])} (±{res['energy_j']:g} J)"
+    if t.get("time_tau_resolved") is not None:
+        return f"time {_tau(t['time_tau_resolved'])} (±{res['time_s']:g} s)"
+    return "-"
+
+
+# power: each row's average power E / t, measured against simulated (independent of the time's error);
+# resolved: the tau over the pairs whose measured values differ by more than the file's last digit
+# (socsim.fidelity.metrics.kendall_tau_b_resolved), beside the target's tau, not in its place
 ABS_HEAD = ("table", "n", "time MAPE", "energy MAPE", "power MAPE", "tau time", "tau energy", "tau power",
-            "worst rows")
+            "tau energy, resolved pairs", "worst rows")
 RATIOS_HEAD = ("ratio table", "n", "ratio MAPE", "tau", "worst ratios")
 
 

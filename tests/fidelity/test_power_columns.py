@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from socsim.fidelity import evaluate, load_measurements
-from socsim.fidelity.metrics import kendall_tau_b, mape
+from socsim.fidelity.metrics import kendall_tau_b, kendall_tau_b_resolved, mape, resolution
 from socsim.fidelity.render import markdown
 from tests.fidelity.helpers import write
 
@@ -30,6 +30,17 @@ def test_power_is_energy_over_time_and_its_mape_is_the_tables(tmp_path):
     assert table["power_mape_pct"] == pytest.approx(mape(pm, ps), rel=1e-5)
     assert table["power_tau"] == pytest.approx(kendall_tau_b(pm, ps), rel=1e-5)
     assert "power MAPE" in markdown(rep) and "tau power" in markdown(rep)
+
+
+def test_the_resolved_taus_are_beside_the_taus(tmp_path):
+    rep = evaluate(load_measurements(write(tmp_path)), batches=1)
+    table = rep["tables"][0]
+    rows = table["rows"]
+    tm, ts = [r["measured_time_s"] for r in rows], [r["simulated_time_s"] for r in rows]
+    assert table["resolution"]["time_s"] == pytest.approx(resolution(tm))
+    want = kendall_tau_b_resolved(tm, ts, resolution(tm))
+    assert table.get("time_tau_resolved") == (None if want is None else pytest.approx(want, rel=1e-5))
+    assert "time_tau" in table and "tau energy, resolved pairs" in markdown(rep)
 
 
 def test_a_ratio_table_has_no_power(tmp_path):
