@@ -49,7 +49,15 @@ MCA_ITERATIONS = 200
 # Neoverse V1 is derived from the Cortex-X1 (four 128-bit ASIMD pipes); Neoverse N2 from the
 # Cortex-A710, standing in for the A715; Neoverse V2 from the Cortex-X3.  The A55, A510 and
 # Exynos M4 have models of their own; the A75 keeps LLVM's choice (the A57 model: no
-# closer one exists).
+# closer one exists).  The Cortex-A720 keeps LLVM 19's own choice, the Neoverse N2 model (the
+# A715's stand-in: two 128-bit ASIMD pipes, Arm Cortex-A720 Software Optimization Guide).  LLVM 19
+# gives the Cortex-X4 the Neoverse N2 model too (two ASIMD pipes, as it does the X3), against the
+# X4's four (Arm Cortex-X4 Software Optimization Guide, V0-V3); Neoverse V2 (four 128-bit pipes),
+# the X3's stand-in here, stands in for the X4, the X3's successor with the same vector back end.
+# The ARMv8.0 Cortex-A53 has its own in-order model; the Cortex-A73 keeps LLVM's choice, the
+# Cortex-A57 model (as the A75: no closer one exists).  Their INT8 entries cost the SDOT stream,
+# which these cores cannot run (no dot product): socsim runs no INT8 kernel on them
+# (socsim/fidelity/ncnn.py skips ncnn's INT8 rows there).
 CORE_MODELS: dict[str, str] = {
     "cortex-a55": "cortex-a55",
     "cortex-a510": "cortex-a510",
@@ -61,6 +69,10 @@ CORE_MODELS: dict[str, str] = {
     "cortex-a715": "neoverse-n2",
     "cortex-x3": "neoverse-v2",
     "exynos-m4": "exynos-m4",
+    "cortex-a720": "cortex-a720",
+    "cortex-x4": "neoverse-v2",
+    "cortex-a53": "cortex-a53",
+    "cortex-a73": "cortex-a73",
 }
 
 

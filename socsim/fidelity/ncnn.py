@@ -12,6 +12,7 @@ from pathlib import Path
 from socsim.fidelity.cases import Case, RatioCase, Suite, TableCases
 from socsim.fidelity.formats import NcnnDevice, NcnnFile, NcnnRun
 from socsim.spec import list_socs, load_soc
+from socsim.spec.coretypes import has_dotprod
 from socsim.spec.loader import _Lines
 from socsim.workload.model import ModelError
 from socsim.workload.zoo import canonical_name
@@ -27,6 +28,10 @@ DEVICES: tuple[tuple[str, str, str | None], ...] = (
     (r"Snapdragon 845", "sd845", None),
     (r"Snapdragon 750G", "sd750g", None),
     (r"Exynos 9820", "exynos9820", None),
+    (r"Dimensity 9300", "dimensity9300", None),
+    (r"Kirin 970", "kirin970", None),
+    (r"Snapdragon 835", "sd835", "Snapdragon 835 (MSM8998): Kryo 280 Gold / Silver, semi-custom cores derived from the "
+     "Cortex-A73 / A53, simulated as those cores (soc_specs/sd835.yaml)"),
 )
 # The run condition of benchncnn's measurements: the phone's own background work, {little, big}
 # as a workload's environment.background (socsim.hw.forkjoin).  benchncnn is a native binary
@@ -232,6 +237,10 @@ def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, mo
         if cores is None:
             skipped.append((what, why or ""))
             return None
+        if int8 and not _all_dotprod(soc, cores):
+            skipped.append((what, "ncnn's INT8 on cores without the dot product (ARMv8.0) runs its SMLAL int16 path, "
+                                  "which socsim's INT8 kernel stream (the SDOT tile, isa/arm/kernels) does not cost"))
+            return None
         scheduler, unit = ("ncnn-int8" if int8 else "ncnn-fp32"), f"cpu {run.threads}t ps{run.powersave}"
         n_cores = len(cores) if isinstance(cores, list) else sum(len(c.core_ids) for c in load_soc(soc).cpu.clusters)
         if run.threads > n_cores:
@@ -240,6 +249,13 @@ def _case(file: str, lines: _Lines, di: int, ri: int, run: NcnnRun, key: str, mo
                 soc=soc, model=model, input=INPUT, num_classes=CLASSES, batch=1, mode="inference",
                 scheduler=scheduler, cores=cores, freq="max", governor="performance", time_s=ms / 1000.0,
                 device=device, background=None if unit == "gpu" else background, options=options)
+
+
+def _all_dotprod(soc: str, cores: list[int] | str) -> bool:
+    """Whether every core of a run (ids, or "all") has SDOT/UDOT (socsim.spec.coretypes)."""
+    spec = load_soc(soc)
+    ids = [c for cl in spec.cpu.clusters for c in cl.core_ids] if cores == "all" else list(cores)
+    return all(has_dotprod(spec.cpu.cluster_of(c).core_type) for c in ids)
 
 
 def _on(run: NcnnRun) -> str:

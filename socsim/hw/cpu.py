@@ -11,6 +11,9 @@ it).  The GEMM tile then runs at the core type's fitted efficiency (what the str
 edge tiles, loop nests, the front end, L1 misses) and, in the backward phases, the backward
 kernel slowdown; the packing of its operands and the error gradient's col2im are costed apart.
 Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
+Training against inference: a training step's forward convolutions and fully connected layers
+take their weights as inputs (``Op.in_training_step``), which MNN packs every step on one thread
+(multi_input_weights, matmul_operands); an inference op's weights are packed once, at load.
 Frameworks: MNN's GEMM-path mechanisms (CPUMatMul's one-thread passes, the weight gradient's
 Raster buffers and round-robin dW tiles) apply to the ops MNN runs (``Op.cpu_framework``
 "mnn", the default); another framework's GEMMs take the generic path, split evenly with their
@@ -137,8 +140,13 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
 # multiply cut alone).  tests/hw/test_backward_slowdown.py re-derives the slowdown on the
 # source's workload (VGG-16 / CIFAR-10, batch 64, 4 big cores at the top OPP) on sd855, the
 # spec with the interval-model stalls exposed: the s for which the model's training step /
-# inference step (their stalls unchanged) is 7.14.  s = 1.62 (1.73 at a speed-up of 2, 1.13 at
-# 3: MNN's larger Winograd units would lower it).  The derivation depends on the A76's
+# inference step (their stalls unchanged) is 7.14.  s = 1.77 (1.94 at a speed-up of 2, 1.39 at
+# 3: MNN's larger Winograd units would lower it), since the training step carries the per-step
+# work of MNN's Express training that its inference step does not (the forward passes' weights
+# as inputs, multi_input_weights and matmul_operands; MNN's SGD and batch normalisation as
+# Express chains, MNN_EXPRESS_CHAINS), fixed point with the efficiencies: derived 1.73 at the
+# A76's 0.870, 1.76 at 0.910, 1.77 at 0.925, 1.774 at 0.930 (1.62 before those, with the
+# derivation at ~2.32 against it: tests/hw/test_backward_slowdown.py).  The derivation depends on the A76's
 # fp32_efficiency (compute against the stalls), fitted on the development set's single-core rows
 # given s (socsim/spec/coretypes.py), and on socsim.hw.forkjoin.SERIAL_FRACTION: a fixed point
 # (with the kernels' streams: s 1.59 -> eff 0.81 -> s 1.58; serial part re-fit 0.03 -> 0.06 ->
@@ -147,7 +155,7 @@ def unit_cycles(cl: Cluster, mix: Mix) -> float:
 # with the fork-join serial part (socsim.hw.forkjoin; the derivation runs on four big cores; the
 # background-preemption factor stretches training and inference alike and leaves the ratio).
 # A property of the CPU kernel libraries (MNN/TFLite), not of the SoC.
-BACKWARD_KERNEL_SLOWDOWN = 1.62
+BACKWARD_KERNEL_SLOWDOWN = 1.77
 BACKWARD_PHASES = ("error_grad", "weight_grad")
 
 
@@ -183,7 +191,9 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
             # Raster for a batch above 1; dY's panel (B) on one thread: serial_pack_elements
             return ((1.0 if "A" in one else 2.0) * k * n
                     + (p["cout"] * n if p.get("batch", 1) > 1 else 0.0)), 0.0
-        return k * n + w, 0.0
+        # forward: the im2col per tile; the weights too, but for a training step's convolution
+        # (MNN's ConvolutionTiledExecutorMultiInput packs them on one thread: multi_input_weights)
+        return k * n + (0.0 if multi_input_weights(op) else w), 0.0
     m, k, n = p.get("m", 1), p.get("k", 1), p.get("n", 1)
     return p.get("count", 1) * ((0.0 if "A" in one else m * k) + (0.0 if "B" in one else k * n)), 0.0
 
@@ -202,11 +212,113 @@ def gemm_data_movement(op: Op) -> tuple[float, float]:
 # * 2.8.0 (December 2023) on: only B's packing has one thread; A is packed per eP tile inside
 #   each thread's loop (MNNPackForMatMul_A) and the tiles write C.
 # Min-Energy's study (a Meizu 16T, released 2019; the paper names no MNN release) falls in the
-# first window, the default; ("B",) gives the later releases.  A training step's forward
-# convolutions and fully connected layers go through the same MatMul, but the cost model cannot
-# tell them from inference ones (MNN infers with ConvolutionTiled / Winograd, split), so only the
-# gradients' MatMuls (error_grad and weight_grad phases) are costed this way: a known gap.
+# first window, the default; ("B",) gives the later releases.  A training step's fully connected
+# layers go through the same MatMul in the forward pass too (tools/train/source/nn/NN.cpp,
+# NN::Linear: ``_MatMul(input, weight, false, true)`` with the weight a trainable variable),
+# an inference one through Convolution1x1Strassen on weights packed at load time: the forward
+# MatMuls of a training step (Op.in_training_step) are costed this way, an inference graph's
+# are not.  A training step's forward convolution is not a MatMul on the CPU (multi_input_weights).
 MNN_MATMUL_ONE_THREAD: tuple[str, ...] = ("A", "B", "C")
+
+
+# A training step's forward convolution on MNN's CPU backend (releases 1.2.0 to 3.x): NN::Conv
+# passes the weight as an input (``_Conv(weight, bias, _Convert(input, NC4HW4), ...)``,
+# tools/train/source/nn/NN.cpp); GeometryConv2D leaves a convolution with an NC4HW4 input to
+# the CPU backend (source/geometry/GeometryConv2D.cpp, ``MNN_DATA_FORMAT_NC4HW4 == format``),
+# whose ConvolutionFloatFactory::create returns ConvolutionTiledExecutorMultiInput for more than
+# one input (source/backend/cpu/compute/ConvolutionFloatFactory.cpp), never Winograd or
+# Strassen.  Its onExecute (DenseConvolutionTiledExecutor.cpp) transposes the weights per output
+# channel (MNNTranspose32Bit: ic x kh*kw -> kh*kw x ic, arm64 4x4 NEON tiles) into a cache and
+# packs them (MNNPackForMatMul_B), both on the calling thread, then runs the tiled im2col + GEMM
+# (DenseConvolutionTiledImpl) split over the threads, as an inference convolution without
+# Winograd does.  An inference convolution's weights are transformed once, at load time.  FP32
+# (and FP16) only: MNN-INT8 training's forward convolutions take their own quantised path
+# (socsim.workload.mnn_int8).
+def multi_input_weights(op: Op) -> float:
+    """Weights (elements) that MNN transposes and packs on one thread in ``op``, a training step's
+    forward convolution with groups 1 that MNN runs (0 for other ops)."""
+    p = op.p
+    if (op.kind != "conv2d" or "cout" not in p or p.get("groups", 1) != 1 or op.dtype not in ("fp32", "fp16")
+            or not op.in_training_step or not mnn_gemm_path(op)):
+        return 0.0
+    return float(p["cout"] * p["cin"] * p.get("kh", 1) * p.get("kw", 1))
+
+
+# MNN's SGD step (tools/train/source/optimizer/SGD.cpp and ParameterOptimizer.cpp, releases 1.2.0
+# to 2.x; express/Expr.cpp for fix / input / _Const) is not one fused in-place update but a chain
+# of Express ops per parameter tensor of P elements, whatever the momentum and weight decay (the
+# ops are built with 0 too; the default regularisation is L2):
+# * onGetNextParameter copies each computed gradient into a new constant (readMap + _Const, a
+#   memcpy: COPY is Expr::create's default);
+# * regularizeParameters: ``_Const(wd) * param + grad``, then ``fix(CONSTANT)``: computed and
+#   copied into a new constant;
+# * onComputeUpdateValue: ``lr * grad + _Const(momentum) * history``, then ``fix(CONSTANT)``;
+# * ``param - update``, then ParameterOptimizer::step's ``fix(TRAINABLE)`` (a copy) and
+#   ``param->input(new)`` (Variable::input: a memcpy into the parameter).
+# That is six binary ops (CPUBinary, split over the threads: three scalar-by-tensor, reading one
+# tensor, and three reading two; 9 P reads and 6 P writes, against the fused update's 2 and 1) and
+# five memcpys on the calling thread (each a P read and a P write).  socsim's graph has the fused
+# update (socsim.workload.lower.update); MNN's FP32 updates are costed as the chain.
+MNN_SGD_BINARY_ONE_INPUT = 3    # scalar by tensor: wd * param, lr * g, momentum * history (SGD.cpp)
+MNN_SGD_BINARY_TWO_INPUTS = 3   # wd * param + grad, lr * g + momentum * history, param - update
+MNN_SGD_COPIES = 5              # gradient -> constant, two fix(CONSTANT), fix(TRAINABLE), input()
+
+
+def mnn_sgd_chain(op: Op) -> bool:
+    """Whether ``op`` is an FP32 weight update of ``n`` elements that MNN runs (as its SGD's chain
+    of Express ops)."""
+    return op.kind == "sgd_update" and op.dtype == "fp32" and mnn_gemm_path(op) and op.p.get("n", 0) > 0
+
+
+# MNN's batch normalisation in training (tools/train/source/nn/NN.cpp, BatchNormModule::onForward
+# with getIsTraining(), releases 1.2.0 to 2.x) is not a fused kernel either but Express ops over
+# the activation tensor T (N x C x H x W), whose gradients OpGrad builds from each op's rule
+# (tools/train/source/grad/: BinaryGrad.cpp, ReduceGrad.cpp, UnaryGrad.cpp, TensorConvertGrad.cpp):
+# * forward: _Convert NC4HW4 -> NCHW, ReduceMean (mean), x - mean, Square, ReduceMean (variance),
+#   (C-sized: + eps, Sqrt, Reciprocal), * rstd, * scale, + bias, _Convert back: 9 passes over T,
+#   each reading it once (the per-channel operand is C-sized), 7 of them writing it (the
+#   reductions write C): 9 + 7 tensor passes against the fused op's 1 + 1;
+# * backward: the Convert's (a copy), + bias's (a ReduceSum), * scale's and * rstd's (a product
+#   each way, the per-channel one reduced: 4 passes each), the variance's ReduceMean's
+#   (ZerosLike, then Add: 3), Square's (x * dy, then Add(mul, mul): 6), the two gradients of
+#   x - mean summed (3), its Negative and ReduceSum (3), the mean's ReduceMean (3), x's two
+#   gradients summed (3), the Convert's (2): 19 ops, 6 of them reading two tensors, 23 reads and
+#   15 writes against the fused backward's 2 + 1.
+# An inference step's batch normalisation (eval mode) is one _Scale op, as the fused one.
+# Per kind: (one-input passes, two-input passes, tensor reads, tensor writes).
+MNN_EXPRESS_CHAINS: dict[str, tuple[int, int, int, int]] = {
+    "sgd_update": (MNN_SGD_BINARY_ONE_INPUT, MNN_SGD_BINARY_TWO_INPUTS,
+                   MNN_SGD_BINARY_ONE_INPUT + 2 * MNN_SGD_BINARY_TWO_INPUTS,
+                   MNN_SGD_BINARY_ONE_INPUT + MNN_SGD_BINARY_TWO_INPUTS),
+    "batchnorm": (9, 0, 9, 7),
+    "batchnorm_bwd": (13, 6, 23, 15),
+}
+
+
+def mnn_express_chain(op: Op) -> tuple[int, int, int, int] | None:
+    """The passes of the Express ops MNN's training runs for ``op`` (MNN_EXPRESS_CHAINS), or None:
+    an FP32 weight update (its SGD), or an FP32 batch normalisation of a training step, that MNN
+    runs (mnn_gemm_path)."""
+    if op.dtype != "fp32" or not mnn_gemm_path(op) or not op.in_training_step or op.p.get("n", 0) <= 0:
+        return None     # (the chain is per tensor: an op without its size ``n`` is not one)
+    return MNN_EXPRESS_CHAINS.get(op.kind)
+
+
+def split_traffic_factor(op: Op) -> float:
+    """The traffic of ``op``'s split part over that of the op's own stream (socsim.hw.memory):
+    the reads and writes of the tensor by MNN's Express chain (MNN_EXPRESS_CHAINS) against the
+    op's own (its bytes over the tensor's); 1 for other ops."""
+    chain = mnn_express_chain(op)
+    n = op.p.get("n", 0)
+    if chain is None or n <= 0 or op.bytes_read + op.bytes_written <= 0:
+        return 1.0
+    own = (op.bytes_read + op.bytes_written) / (n * _elt_bytes(op.dtype))
+    return (chain[2] + chain[3]) / own
+
+
+def serial_copy_elements(op: Op) -> float:
+    """Elements ``op`` copies (memcpy) on the calling thread: MNN's SGD chain's copies (0 if none)."""
+    return float(MNN_SGD_COPIES * op.p.get("n", 0)) if mnn_sgd_chain(op) else 0.0
 
 
 # Which ops take MNN's GEMM path (CPUMatMul's one-thread passes, matmul_operands; the weight
@@ -233,11 +345,14 @@ def mnn_gemm_path(op: Op) -> bool:
 
 def matmul_operands(op: Op) -> dict[str, float]:
     """Elements of the A, B and C operands of the CPUMatMul that MNN runs for ``op``, a
-    gradient's GEMM (error_grad or weight_grad phase, groups 1) that MNN runs
-    (mnn_gemm_path); {} for other ops."""
+    gradient's GEMM (error_grad or weight_grad phase, groups 1) or a training step's forward
+    FP32 MatMul (a fully connected layer) that MNN runs (mnn_gemm_path); {} for other ops."""
     p = op.p
-    if not mnn_gemm_path(op) or op.phase not in BACKWARD_PHASES or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
+    if not mnn_gemm_path(op) or lookup(op.kind).kernel != "gemm" or p.get("groups", 1) != 1:
         return {}
+    if op.phase not in BACKWARD_PHASES and (op.phase != "forward" or "cout" in p or not op.in_training_step
+                                            or op.dtype not in ("fp32", "fp16")):
+        return {}   # a convolution's forward pass is not a MatMul (multi_input_weights)
     if "cout" in p:
         n = p.get("batch", 1) * p.get("oh", 1) * p.get("ow", 1)
         k = p["cin"] * p.get("kh", 1) * p.get("kw", 1)
@@ -255,19 +370,26 @@ def matmul_operands(op: Op) -> dict[str, float]:
 # unpacked after (C) the split products, on the calling thread.  Counted in elements of the op's
 # dtype, at the packing kernel's cycles; what of each operand the last-level caches cannot hold
 # that thread reads and writes in DRAM (serial_dram_bytes).
+# A training step's forward convolution adds its weights' transpose and packing on that thread
+# (multi_input_weights): two passes over them, whatever the release.
 def serial_pack_elements(op: Op) -> float:
-    """Elements of ``op`` packed or unpacked on one thread (0 if none)."""
+    """Elements of ``op`` packed or unpacked on one thread (0 if none; the forward convolution's
+    weight transpose is apart: serial_cycles)."""
     ops = matmul_operands(op)
-    return float(sum(ops.get(x, 0.0) for x in MNN_MATMUL_ONE_THREAD))
+    return float(sum(ops.get(x, 0.0) for x in MNN_MATMUL_ONE_THREAD)) + multi_input_weights(op)
 
 
 def serial_dram_bytes(op: Op, soc: SocSpec) -> float:
     """DRAM bytes of ``op``'s one-thread passes: each operand's read and its packed copy's write,
-    for the part of it that the L3 and SLC cannot hold."""
+    for the part of it that the L3 and SLC cannot hold (the forward convolution's weights: their
+    transpose and their packing, two such passes)."""
     ops = matmul_operands(op)
     llc = (soc.cpu.l3.size_kb + (soc.cpu.slc.size_kb if soc.cpu.slc else 0.0)) * 1024
     eb = _elt_bytes(op.dtype)
-    return float(sum(2.0 * max(0.0, ops.get(x, 0.0) * eb - llc) for x in MNN_MATMUL_ONE_THREAD))
+    copies = MNN_SGD_COPIES if mnn_sgd_chain(op) else 0
+    return float(sum(2.0 * max(0.0, ops.get(x, 0.0) * eb - llc) for x in MNN_MATMUL_ONE_THREAD)
+                 + 2.0 * 2.0 * max(0.0, multi_input_weights(op) * eb - llc)
+                 + copies * 2.0 * max(0.0, op.p.get("n", 0) * eb - llc))
 
 
 # MNN's weight gradient materialises im2col(X) (GeometryConvUtils::im2Col makes a virtual tensor
@@ -317,11 +439,26 @@ def split_share(op: Op, threads: int) -> float:
 
 
 def serial_cycles(op: Op, cl: Cluster) -> float:
-    """Core cycles of ``op``'s one-thread packing (serial_pack_elements) on a core of ``cl``."""
+    """Core cycles of ``op``'s one-thread passes on a core of ``cl``: the packing
+    (serial_pack_elements) at the packing kernel's rate, MNN's SGD copies (serial_copy_elements)
+    at the element-wise pass's, and a training forward convolution's
+    weight transpose (multi_input_weights) walked as the transpose kind is (its ``cpu_walk``:
+    NEON register tiles, a strided side served by L2)."""
     e = serial_pack_elements(op)
-    if e <= 0:
+    copy = serial_copy_elements(op)
+    if e <= 0 and copy <= 0:
         return 0.0
-    return e / lanes(op.dtype) * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
+    cyc = e / lanes(op.dtype) * (armk.cycles("im2col_pack", cl.core_type) or unit_cycles(cl, PACK_MIX))
+    if copy > 0:
+        # a memcpy: a load and a store per vector, the element-wise pass's kernel less its operation
+        cyc += copy / lanes(op.dtype) * (armk.cycles("relu", cl.core_type) or unit_cycles(cl, ELT_MIX))
+    w = multi_input_weights(op)
+    if w > 0:
+        walk = lookup("transpose").cpu_walk
+        assert walk is not None
+        per_elem, strided_fraction = walk
+        cyc += w * (per_elem + strided_fraction * cl.l2.hit_latency_cycles / _mlp(cl))
+    return cyc
 
 
 def winograd_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float | None:
@@ -407,6 +544,17 @@ def compute_cycles(op: Op, cl: Cluster, share: float = 1.0) -> float:
     mix = Mix(ELT_MIX.vec * ops_per, ELT_MIX.loads * (2 if kind.combines or bwd else 1),
               ELT_MIX.stores, ELT_MIX.other)
     pass_cycles = armk.cycles(_eltwise_kernel(bwd, kind.combines), cl.core_type)
+    chain = mnn_express_chain(op)
+    if chain is not None:
+        # MNN's Express chain (MNN_EXPRESS_CHAINS): one element-wise pass per op over the tensor
+        # (an SGD's copies run on one thread: serial_cycles)
+        one = armk.cycles("relu", cl.core_type)
+        two = armk.cycles("add", cl.core_type)
+        if one is None or two is None:
+            one = unit_cycles(cl, ELT_MIX)
+            two = unit_cycles(cl, Mix(ELT_MIX.vec, 2 * ELT_MIX.loads, ELT_MIX.stores, ELT_MIX.other))
+        n = op.p.get("n", outs)
+        return n * (chain[0] * one + chain[1] * two) / lanes(op.dtype) * share
     if pass_cycles is None:
         return elems / lanes(op.dtype) * share * unit_cycles(cl, mix)
     extra = max(0, elems - outs)
@@ -587,7 +735,9 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
         cycles = compute_s * f_mhz * 1e6
 
     mem = op_memory(op, "cpu", soc, cores)
-    dram_bytes = mem.dram_bytes + im2col_spill_bytes(op, soc)
+    # the split part's traffic against the op's own stream (MNN's SGD chain: its binary ops)
+    rep = split_traffic_factor(op)
+    dram_bytes = mem.dram_bytes * rep + im2col_spill_bytes(op, soc)
     lv = {l.name: l for l in mem.levels}
     # accesses served by L2 / L3 / SLC (hits there), per thread, overlapped MLP-wide; latencies
     # in seconds at the clocks the uncore governors set (hit_latencies_s)
@@ -598,7 +748,7 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     exposed = _exposed_levels(slow) if unc else ()
     for name, lat_s in hit_latencies_s(soc, slow, f_mhz, unc).items():
         if name in lv:
-            t = lv[name].hits * lat_s * share / _mlp(slow)
+            t = lv[name].hits * rep * lat_s * share / _mlp(slow)
             if name in exposed:
                 exposed_s += t
             else:

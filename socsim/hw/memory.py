@@ -222,11 +222,38 @@ def _plan_of(kind: str, dtype: str, params: tuple, rd: int, wr: int, unit: str, 
     return plan_for(op, unit, threads, **kw)
 
 
+# Profiles by what the simulation reads (the plan's stream and sizes, the caches, the budget), in
+# the process: ops whose stream keys differ can have one plan (a stride-1 depthwise layer's
+# error gradient streams as its forward pass, a 1x1 conv's as the forward pass of the conv with
+# cin and cout swapped: 64 of Swan MobileNet-v2's 640 plans are two ops', 128 of its 1,408
+# simulations), and such an op takes the profile simulated for the other, exactly (docs/memory.md,
+# Sampling).  Cleared with the memos below (``_cpu_memory.cache_clear``, ``_dsp_memory``'s).
+_BY_PLAN: dict[tuple, MemProfile] = {}
+_BY_PLAN_MAX = 4096
+
+
+def _plan_key(plan: st.StreamPlan, *rest) -> tuple:
+    """What a plan's simulation depends on: its kernel and geometry, steps, threads, line,
+    footprint and scratchpad ranges (not its notes), with ``rest`` (caches, budget, unit)."""
+    return (plan.kernel, plan.params.tobytes(), plan.n_segments, plan.threads, plan.line_bytes,
+            plan.footprint_bytes, plan.scratch) + rest
+
+
+def _remember(key: tuple, profile: MemProfile) -> MemProfile:
+    if len(_BY_PLAN) >= _BY_PLAN_MAX:
+        _BY_PLAN.clear()
+    _BY_PLAN[key] = profile
+    return profile
+
+
 @profile_store.memoised("memprofiles", profile_store.encode, profile_store.decode)
 def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile:
     threads = len(priv)
     line = priv[0][0].line_bytes
     plan = _plan_of(kind, dtype, params, rd, wr, "cpu", threads, line=line)
+    key = _plan_key(plan, "cpu", priv, shared, budget)
+    if key in _BY_PLAN:
+        return _BY_PLAN[key]
     streams = sampled_streams(plan, budget)
     busy = busy_threads(plan, streams)
     if busy < threads:
@@ -242,18 +269,37 @@ def _cpu_memory(kind, dtype, params, rd, wr, priv, shared, budget) -> MemProfile
                      per_thread_private=priv)
     stats, fills, wbs, _, frac, scratch = simulate(plan, hier, budget, streams=streams)
     last = shared[-1].line_bytes if shared else priv[0][-1].line_bytes
-    return MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last,
-                      work_items=plan.n_segments * threads)
+    profile = MemProfile(stats, fills * last, wbs * last, scratch, plan.footprint_bytes, frac, last,
+                         work_items=plan.n_segments * threads)
+    # only a profile simulated for all its threads is the plan's own: the idle-threads reuse above
+    # also depends on the plan of fewer threads, which the op's stream key builds
+    return _remember(key, profile) if busy == threads else profile
 
 
 @profile_store.memoised("memprofiles", profile_store.encode, profile_store.decode)
 def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, budget) -> MemProfile:
     plan = _plan_of(kind, dtype, params, rd, wr, "dsp", contexts, batch=batch, vtcm_bytes=vtcm_bytes,
                     line=l2.line_bytes)
+    key = _plan_key(plan, "dsp", l2, budget)
+    if key in _BY_PLAN:
+        return _BY_PLAN[key]
     hier = Hierarchy(private=(), shared=(l2,), threads=contexts, stream_line_bytes=l2.line_bytes,
                      scratch=plan.scratch)
     # the op's output leaves the DSP (to the next op or back to the CPU): clean dirty lines
     stats, fills, wbs, flushed, frac, scratch = simulate(plan, hier, budget, flush=True)
     lb = l2.line_bytes
-    return MemProfile(stats, fills * lb, (wbs + flushed) * lb, scratch, plan.footprint_bytes, frac, lb,
-                      dram_clean_bytes=flushed * lb)
+    return _remember(key, MemProfile(stats, fills * lb, (wbs + flushed) * lb, scratch, plan.footprint_bytes, frac,
+                                     lb, dram_clean_bytes=flushed * lb))
+
+
+def _clearing(memo, clear_store_memo):
+    """``memo.cache_clear`` that also forgets the profiles by plan (tests clear the memos to
+    compute a profile again)."""
+    def cache_clear() -> None:
+        clear_store_memo()
+        _BY_PLAN.clear()
+    memo.cache_clear = cache_clear
+
+
+_clearing(_cpu_memory, _cpu_memory.cache_clear)
+_clearing(_dsp_memory, _dsp_memory.cache_clear)

@@ -62,10 +62,12 @@ SPIN_ITERATIONS = {"libgomp": 300_000, "pthreadpool": 1_000_000}
 SPIN_LOOP_CYCLES: dict[str, dict[str, float]] = {
     "libgomp": {"cortex-a55": 9.0, "cortex-a510": 4.0, "cortex-a75": 2.0, "cortex-a76": 2.0,
                 "cortex-a77": 2.0, "cortex-a78": 2.0, "cortex-x1": 1.0, "cortex-a715": 1.0,
-                "cortex-x3": 1.0, "exynos-m4": 1.0},
+                "cortex-x3": 1.0, "exynos-m4": 1.0, "cortex-a720": 1.0, "cortex-x4": 1.0,
+                "cortex-a53": 10.0, "cortex-a73": 2.0},
     "pthreadpool": {"cortex-a55": 10.0, "cortex-a510": 5.0, "cortex-a75": 2.0, "cortex-a76": 2.0,
                     "cortex-a77": 2.0, "cortex-a78": 2.0, "cortex-x1": 1.0, "cortex-a715": 1.0,
-                    "cortex-x3": 1.0, "exynos-m4": 1.0},
+                    "cortex-x3": 1.0, "exynos-m4": 1.0, "cortex-a720": 1.0, "cortex-x4": 1.0,
+                    "cortex-a53": 11.0, "cortex-a73": 2.0},
 }
 # A core type without a model: the in-order cores' figure if it issues two or fewer per cycle,
 # else the A76 family's (assumption, the nearest modelled kind).

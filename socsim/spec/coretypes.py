@@ -19,24 +19,30 @@ from __future__ import annotations
 # FITTED on the development set's single-core rows (calibration/dev/minenergy_table2.yaml,
 # Min-Energy Table II on sd855: BIG1 at H/M/L for the A76, LITTLE1 at H/M/L for the A55;
 # benchmarks/fit_core_efficiency.py, grid 0.200-0.995 in steps of 0.005) at
-# socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN = 1.62 (fitted with it before; its re-derivation has left
-# 1.62, see there) and with MNN's weight gradient as costed now (the one-thread dY packing and
+# socsim.hw.cpu.BACKWARD_KERNEL_SLOWDOWN = 1.77 (its re-derivation's fixed point with this
+# efficiency, see there; 1.62 before) and with MNN's weight gradient as costed now (the one-thread dY packing and
 # MatMul passes, socsim.hw.cpu.serial_pack_elements / MNN_MATMUL_ONE_THREAD) and sd855's memlat
-# gate: 0.810, BIG1 rows 4.4% off (0.82 before those passes were costed).  The tile's stream
-# gives the A76 (Neoverse N1 model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.9
-# for the out-of-order A76.
-_A76_FP32_EFFICIENCY = 0.810
+# gate: 0.930, BIG1 rows 3.2% off, with the training step's forward passes
+# (socsim.hw.cpu.multi_input_weights) and MNN's SGD chain (socsim.hw.cpu.mnn_sgd_chain: its
+# copies and binary ops, time the GEMM efficiency stood in for) costed (0.870 at s 1.62; 0.810
+# before them, 0.82 before the one-thread MatMul passes).  The tile's stream
+# gives the A76 (Neoverse N1 model) 0.50 cycles per FMLA, its two-pipe peak.  Plausible 0.6-0.95
+# for the out-of-order A76 (a 12x8 tile with its loads hidden behind 24 FMLAs a k step).
+_A76_FP32_EFFICIENCY = 0.930
+# FITTED as below (the A55's entry says on what).
+_A55_FP32_EFFICIENCY = 0.400
 
 FP32_EFFICIENCY: dict[str, float] = {
     "cortex-a76": _A76_FP32_EFFICIENCY,
-    # FITTED as above (LITTLE1): 0.355, LITTLE1 rows 7.0% off (0.365 before MNN's one-thread
+    # FITTED as above (LITTLE1): 0.400, LITTLE1 rows 6.4% off, with MNN's SGD chain at s 1.77
+    # (0.370 at s 1.62; 0.355, 7.0% off, before it; 0.365 before MNN's one-thread
     # weight-gradient passes were costed).  llvm-mca's Cortex-A55 model gives the tile 1.04 cycles
     # per FMLA (the peak of its one 128-bit pipe: the stream itself is not what makes the A55
     # slow); the in-order A55 then loses what no back-end model sees: it stalls on every L1 miss
     # and load-use it cannot hide, and MNN's arm64 kernels are not scheduled for its pairing
     # rules.  Plausible 0.25-0.5.  Carried to every spec's A55 (sd845, sd750g, sd865, sd888,
     # exynos9820).
-    "cortex-a55": 0.355,
+    "cortex-a55": _A55_FP32_EFFICIENCY,
     # CARRIED from the A76 (not fitted): the Cortex-A715 (and the A710 it stands for on sd8gen2)
     # issues the same two 128-bit FMLA pipes (Arm Cortex-A715 Software Optimization Guide: ASIMD
     # FMLA throughput 2 per cycle, pipes V0/V1; llvm-mca's Neoverse N2 model gives the tile 0.50
@@ -57,6 +63,22 @@ FP32_EFFICIENCY: dict[str, float] = {
     # 8.48 vs the A76's ~7.9 per MHz (calibration/hardware.yaml coremark_per_mhz).
     "cortex-a77": _A76_FP32_EFFICIENCY,
     "cortex-a78": _A76_FP32_EFFICIENCY,
+    # CARRIED from the A76 (not fitted), for the reason given for the A715: the Cortex-A720
+    # (Dimensity 9300) is the A715's successor with the same two 128-bit ASIMD FMLA pipes (Arm
+    # Cortex-A720 Software Optimization Guide, pipes V0/V1) behind the same 5-wide front end, and
+    # llvm-mca's Neoverse N2 model stands in for it as for the A715 (LLVM 19 gives cortex-a720 that
+    # model itself: isa/arm/armk.py).  Not checked on any row before it was set: the Dimensity
+    # 9300's ncnn rows are predictions.
+    "cortex-a720": _A76_FP32_EFFICIENCY,
+    # CARRIED from the A55 (not fitted): the Cortex-A53 (Kirin 970's little cluster) is the A55's
+    # in-order, dual-issue predecessor (Arm Cortex-A53 TRM: in-order, dual-issue, a 64-bit NEON
+    # datapath), costed with its own llvm-mca model (isa/arm/armk.py), and it loses what the A55
+    # loses beyond the model: stalls on every L1 miss and load-use it cannot hide.  No
+    # development row runs on it (ncnn's Kirin 970 rows are big-core runs).  The Cortex-A73 is not
+    # listed: like the A75 after it (the same llvm-mca stand-in, the A57 model) it keeps its
+    # spec's 0.45 assumption; the A76's 0.93 on the A57 model's cycles would make it 2.1x an
+    # A75 per clock.
+    "cortex-a53": _A55_FP32_EFFICIENCY,
 }
 
 
@@ -108,6 +130,14 @@ KERNEL_POWER: dict[str, float] = {
     "cortex-x3": _A76_KERNEL_POWER,
     "exynos-m4": _A76_KERNEL_POWER,
     "cortex-a510": _A55_KERNEL_POWER,
+    # The Dimensity 9300's cores, carried the same way: the A720 (two FMLA pipes, the A715's
+    # successor) and the X4 (four, the X3's successor) take the A76's value.
+    "cortex-a720": _A76_KERNEL_POWER,
+    "cortex-x4": _A76_KERNEL_POWER,
+    # The Kirin 970's cores, carried the same way: the out-of-order A73 (the A75's predecessor)
+    # takes the A76 family's value, the in-order A53 the A55's.
+    "cortex-a73": _A76_KERNEL_POWER,
+    "cortex-a53": _A55_KERNEL_POWER,
 }
 
 
@@ -125,11 +155,17 @@ def kernel_power(core_type: str) -> float:
 # (introduced with these two cores, Arm DynamIQ launch, 2017); Cortex-A76 (100798), A77
 # (101111), A78 (101430), X1 (101433) implement ARMv8.2-A with FP16 and DotProd; the Armv9-A
 # cores Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803), X3 (101593) include both.
+# The Armv9.2-A cores Cortex-A720 (102530) and Cortex-X4 (102484) include both (Arm TRMs,
+# "Features": FEAT_FP16, FEAT_DotProd, FEAT_I8MM and the Armv9.2 base).
+# The ARMv8.0-A cores Cortex-A53 (Arm 100479) and Cortex-A73 (Arm 100048) have neither: their
+# TRMs list the Advanced SIMD and FP extension of ARMv8.0 (no FEAT_FP16 arithmetic, no
+# FEAT_DotProd), so ncnn runs its FP32 kernels and its plain-NEON (SMLAL) int8 path on them.
 # Samsung's Exynos M4 (Mongoose 4): ARMv8.2-A with FP16 and dot product (Samsung's Hot Chips 31
 # (2019) M-series talk, Grayson et al., ISCA 2020 "Evolution of the Samsung Exynos CPU
 # microarchitecture", Table 1); an assumption where those name the ISA level only.
 _V82_FP16_DOTPROD = ("cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1",
-                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4")
+                     "cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3", "exynos-m4",
+                     "cortex-a720", "cortex-x4")
 FP16_ARITHMETIC: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 
@@ -139,8 +175,10 @@ DOTPROD: frozenset[str] = frozenset(_V82_FP16_DOTPROD)
 # from Armv8.2 and mandatory from Armv8.6-A; ncnn reads it as cpu_support_arm_i8mm() (src/cpu.cpp,
 # HWCAP2_I8MM).  Sources: Arm's Technical Reference Manuals, "Features": the Armv9-A cores
 # Cortex-A510 (101604), A710 (101800), A715 (101590), X2 (101803) and X3 (101593) implement
-# FEAT_I8MM; the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
-I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3"))
+# FEAT_I8MM, as do the Armv9.2-A Cortex-A720 (102530) and Cortex-X4 (102484) (mandatory from
+# Armv8.6-A); the Armv8.2-A cores above (A55, A75, A76, A77, A78, X1) and the Exynos M4 do not.
+I8MM: frozenset[str] = frozenset(("cortex-a510", "cortex-a710", "cortex-a715", "cortex-x2", "cortex-x3",
+                                  "cortex-a720", "cortex-x4"))
 
 
 def has_i8mm(core_type: str) -> bool:

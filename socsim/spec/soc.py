@@ -509,12 +509,12 @@ class ThermalZone(StrictModel):
         n = len(self.trips_c)
         if self.clear_c is not None:
             if len(self.clear_c) != n:
-                raise PydanticCustomError("thermal", "zone '{zone}': clear_c has {k} values for {n} trips",
+                raise PydanticCustomError("thermal", "zone '{zone}': clear_c has {k} values for the {n} trips of trips_c",
                                           {"fields": ("clear_c",), "zone": self.name, "k": len(self.clear_c), "n": n})
             for i, (t, c) in enumerate(zip(self.trips_c, self.clear_c)):
                 if c > t:
                     raise PydanticCustomError("thermal", "zone '{zone}': clear_c[{i}] = {c} is above its trip "
-                                              "{t}", {"fields": ("clear_c", i), "zone": self.name, "i": i, "c": c, "t": t})
+                                              "trips_c[{i}] = {t}", {"fields": ("clear_c", i), "zone": self.name, "i": i, "c": c, "t": t})
         if self.targets_mhz is not None:
             for name, ts in self.targets_mhz.items():
                 if name not in self.caps:

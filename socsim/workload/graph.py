@@ -19,7 +19,7 @@ import numpy as np
 from socsim.workload import lower, memory
 from socsim.workload.costs import BYTES, is_persistent
 from socsim.workload.model import Model, ModelError
-from socsim.workload.ops import PHASES, Op
+from socsim.workload.ops import PHASES, Op, as_inference, as_training_step
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +156,8 @@ def training_graph(model: Model, batch: int) -> TrainingGraph:
 
 @lru_cache(maxsize=64)  # a graph is ~1 kB per op; keep the cache bounded
 def _training_graph(model: Model, batch: int) -> TrainingGraph:
-    return TrainingGraph(model, batch, "fp32", memory.mark_saved(_lower(model, batch)))
+    # its forward ops marked as a training step's (socsim.workload.ops.TRAIN_STEP_ATTR)
+    return TrainingGraph(model, batch, "fp32", memory.mark_saved(as_training_step(_lower(model, batch))))
 
 
 def _lower(model: Model, batch: int) -> list[Op]:
@@ -220,9 +221,11 @@ def _as_part(op: Op) -> Op:
 @lru_cache(maxsize=64)
 def forward_only(graph: TrainingGraph) -> TrainingGraph:
     """The inference graph of ``graph``: its forward ops alone (the last one, the loss layer's
-    softmax, stands for the output softmax), nothing saved for a backward pass (memoised)."""
+    softmax, stands for the output softmax), nothing saved for a backward pass, the ops unmarked
+    as a training step's (their weights are constants: socsim.workload.ops.TRAIN_STEP_ATTR)
+    (memoised)."""
     if graph.mode == "inference":
         return graph
-    ops = memory.mark_saved([op for op in graph.ops if op.phase == "forward"])
+    ops = memory.mark_saved([as_inference(op) for op in graph.ops if op.phase == "forward"])
     return TrainingGraph(graph.model, graph.batch, graph.precision, ops, mode="inference",
                          rewrite=graph.rewrite)

@@ -24,6 +24,16 @@ PHASES: tuple[str, ...] = ("forward", "error_grad", "weight_grad", "update")
 CPU_FRAMEWORKS: tuple[str, ...] = ("mnn", "pytorch", "tflite", "ncnn")
 DEFAULT_CPU_FRAMEWORK = "mnn"
 
+# A forward op of a training step carries the attr ("step", "train") (socsim.workload.graph and
+# socsim.workload.precision set it on every forward op of a training graph; forward_only, the
+# inference graph, drops it).  A framework runs such an op with its weights as inputs, changed
+# every step, where an inference op's weights are constants prepared once at load time: MNN's
+# CPU backend runs a training step's convolution as ConvolutionTiledExecutorMultiInput and its
+# fully connected layer as a MatMul (socsim.hw.cpu.matmul_operands), an inference convolution
+# as ConvolutionTiled / Winograd on weights packed at load.  An op without the attr (a graph's
+# inference op, a single op costed on its own) is costed as inference.
+TRAIN_STEP_ATTR = ("step", "train")
+
 
 @dataclass(frozen=True, slots=True)
 class Op:
@@ -65,11 +75,18 @@ class Op:
         return DEFAULT_CPU_FRAMEWORK
 
     @property
+    def in_training_step(self) -> bool:
+        """Whether the op belongs to a training step: every gradient and update op, and a forward
+        op marked with ``TRAIN_STEP_ATTR`` (a training graph's; not an inference graph's)."""
+        return self.phase != "forward" or TRAIN_STEP_ATTR in self.attrs
+
+    @property
     def signature(self) -> tuple:
         """What a cost model's result depends on (not the name or the layer): the kind, dtype and
-        shape, and the CPU framework that runs it (so the memo and cost keys of two frameworks'
-        ops never meet)."""
-        return (self.kind, self.dtype, self.params, self.cpu_framework)
+        shape, the CPU framework that runs it (so the memo and cost keys of two frameworks'
+        ops never meet), and whether it belongs to a training step (a training forward op's
+        weights are inputs, an inference op's constants)."""
+        return (self.kind, self.dtype, self.params, self.cpu_framework, self.in_training_step)
 
     @property
     def batch(self) -> int:
@@ -88,6 +105,19 @@ def with_cpu_framework(op: Op, framework: str) -> Op:
         attrs["cpu_framework"] = framework
     new = tuple(sorted(attrs.items()))
     return op if new == op.attrs else replace(op, attrs=new)
+
+
+def as_training_step(ops: list[Op]) -> list[Op]:
+    """``ops`` (a training graph's) with every forward op marked ``TRAIN_STEP_ATTR``."""
+    return [replace(op, attrs=tuple(sorted(op.attrs + (TRAIN_STEP_ATTR,))))
+            if op.phase == "forward" and TRAIN_STEP_ATTR not in op.attrs else op for op in ops]
+
+
+def as_inference(op: Op) -> Op:
+    """``op`` without ``TRAIN_STEP_ATTR`` (an inference graph's op)."""
+    if TRAIN_STEP_ATTR not in op.attrs:
+        return op
+    return replace(op, attrs=tuple(a for a in op.attrs if a != TRAIN_STEP_ATTR))
 
 
 def make_params(**kw: int) -> tuple[tuple[str, int], ...]:

@@ -13,7 +13,7 @@ from typing import Callable
 from socsim.workload import memory, mnn_int8, niti, octo
 from socsim.workload.graph import TrainingGraph, training_graph
 from socsim.workload.model import ModelError
-from socsim.workload.ops import Op
+from socsim.workload.ops import Op, as_training_step
 from socsim.workload.models import build_model
 
 PRECISIONS: tuple[str, ...] = ("fp32", "niti", "octo", "mnn-int8", "qat")
@@ -44,7 +44,7 @@ def _translate(graph: TrainingGraph, precision: str) -> TrainingGraph:
                                                               "octo": octo.rewrite,
                                                               "mnn-int8": mnn_int8.rewrite,
                                                               "qat": mnn_int8.rewrite_qat}
-    ops = memory.mark_saved(rules[precision](graph))
+    ops = memory.mark_saved(as_training_step(rules[precision](graph)))
     return TrainingGraph(graph.model, graph.batch, precision, ops,
                          rewrite=partial(translate, precision=precision))
 

@@ -49,7 +49,12 @@ def test_ncnn_devices_map_only_to_the_same_chip():
     assert device_soc("Qualcomm Snapdragon 888 (Cortex-X1 2.84GHz x1 ...)")[:2] == ("sd888", None)
     assert device_soc("Qualcomm SM8550-AB Snapdragon 8 Gen 2 (Kyro 3.20 GHz + ...)")[:2] == ("sd8gen2", None)
     assert device_soc("Qualcomm SDM765G Snapdragon 765G (...)")[0] is None
-    assert device_soc("Kirin 970 (Cortex-A73 2.4GHz x 4 + Cortex-A53 1.8GHz x 4)")[0] is None
+    assert device_soc("Qualcomm MSM6150 Snapdragon 675 (Kyro460 2.0GHz x 2 + ...)")[0] is None
+    d9300 = "MediaTek Dimensity 9300 (MT6989) (Cortex-X4 3.25 GHz + 2.85 GHz x 3 + Cortex-A720 2.0 GHz x 4 + ...)"
+    assert device_soc(d9300)[:2] == ("dimensity9300", None)
+    assert device_soc("Kirin 970 (Cortex-A73 2.4GHz x 4 + Cortex-A53 1.8GHz x 4)")[:2] == ("kirin970", None)
+    soc, note, label = device_soc("Qualcomm MSM8998 Snapdragon 835 (Kyro 2.45GHz x 4 + Kyro 1.9GHz x 4 + Adreno 540)")
+    assert soc == "sd835" and "Cortex-A73" in note and label == "sd835 (835)"
 
 
 def test_ncnn_powersave_masks_follow_ncnns_midpoint_rule():
@@ -58,12 +63,15 @@ def test_ncnn_powersave_masks_follow_ncnns_midpoint_rule():
     assert thread_cores("sd8gen2", [3, 4, 5, 6, 7], 1) == [7]          # the prime core
     assert thread_cores("sd8gen2", [3, 4, 5, 6, 7], 4) == [3, 4, 5, 7]
     assert thread_cores("sd855", [4, 5, 6, 7], 8) == [4, 5, 6, 7]      # one thread per core
+    # Dimensity 9300: A720 2.0, X4 2.85, X4 3.25 GHz: big = top clock >= 2.625 GHz, the four X4s
+    assert powersave_masks("dimensity9300") == ([0, 1, 2, 3], [4, 5, 6, 7])
+    assert thread_cores("dimensity9300", [4, 5, 6, 7], 1) == [7]       # the 3.25 GHz X4
 
 
 def test_ncnn_ratios_pair_runs_of_one_device():
     suite = load_measurements(DEV / "ncnn_phones.yaml")
     tables = {t.name: t for t in suite.tables}
-    assert set(tables) == {"ncnn threads 1->4", "ncnn INT8/FP32", "ncnn GPU/CPU"}
+    assert set(tables) == {"ncnn threads 1->4", "ncnn INT8/FP32", "ncnn GPU/CPU", "ncnn big/little"}
     threads = tables["ncnn threads 1->4"]
     alex = next(r for r in threads.ratios if r.name.startswith("alexnet,"))
     assert alex.measured == pytest.approx(24.92 / 11.91)
@@ -71,14 +79,43 @@ def test_ncnn_ratios_pair_runs_of_one_device():
     # one thread on the prime core, four on the big mask (ncnn's powersave 2, EAS placement)
     assert (cases[alex.num].cores, cases[alex.den].cores) == ([7], [4, 5, 6, 7])
     assert all(c.mode == "inference" and c.batch == 1 for c in threads.cases)
-    assert {c.soc for c in threads.cases} == {"sd855", "sd8gen2"}   # the 855+ and the 8 Gen 2 rows
+    # the 855+, the 8 Gen 2, the Dimensity 9300, the Kirin 970 and the Snapdragon 835 rows
+    assert {c.soc for c in threads.cases} == {"sd855", "sd8gen2", "dimensity9300", "kirin970", "sd835"}
     gpu = {c.scheduler for c in tables["ncnn GPU/CPU"].cases}
     assert gpu == {"ncnn-fp32", "ncnn-vulkan"}
     assert {c.scheduler for c in tables["ncnn INT8/FP32"].cases} == {"ncnn-fp32", "ncnn-int8"}
     skipped = dict(suite.skipped)
     assert skipped["squeezenet"].startswith("not in socsim's model zoo")
-    assert any(w.startswith("Kirin 970") for w in skipped)
-    assert any("855+" in n for n in suite.notes) and any(n.startswith("big/little") for n in suite.notes)
+    assert any(w.startswith("Qualcomm MSM6150") for w in skipped)
+    assert any("855+" in n for n in suite.notes) and not any(n.startswith("big/little") for n in suite.notes)
+
+
+def test_ncnn_big_little_pairs_the_dimensity_9300s_four_thread_runs():
+    """powersave 1 over powersave 2 at 4 threads: the four A720 against the four X4 (the only
+    device of the dev file measured on both masks at one thread count)."""
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    bl = next(t for t in suite.tables if t.name == "ncnn big/little")
+    cases = {c.id: c for c in bl.cases}
+    assert {c.soc for c in bl.cases} == {"dimensity9300"}
+    vgg = next(r for r in bl.ratios if r.name.startswith("vgg16,"))
+    assert vgg.measured == pytest.approx(47.78 / 34.08)
+    assert (cases[vgg.num].cores, cases[vgg.den].cores) == ([0, 1, 2, 3], [4, 5, 6, 7])
+    assert all(c.scheduler in ("ncnn-fp32", "ncnn-int8") for c in bl.cases)
+
+
+def test_ncnn_int8_rows_on_cores_without_dot_product_are_skipped_with_the_reason():
+    """The ARMv8.0 phones (Kirin 970's A73, Snapdragon 835's Kryo 280 as A73): ncnn's INT8 runs
+    its SMLAL path there, which socsim's SDOT kernel stream does not cost; their FP32 rows run."""
+    suite = load_measurements(DEV / "ncnn_phones.yaml")
+    skipped = dict(suite.skipped)
+    for label in ("kirin970", "sd835 (835)"):
+        why = skipped[f"{label} run 0 resnet18_int8"]
+        assert "without the dot product" in why and "SMLAL" in why
+    cases = [c for t in suite.tables for c in t.cases if c.soc in ("kirin970", "sd835")]
+    assert cases and all(c.scheduler in ("ncnn-fp32", "ncnn-vulkan") for c in cases)
+    # the dot-product phones keep their INT8 rows
+    int8 = {c.soc for t in suite.tables for c in t.cases if c.scheduler == "ncnn-int8"}
+    assert int8 == {"sd855", "sd888", "sd8gen2", "dimensity9300"}
 
 
 def test_general_format_fills_defaults_and_reads_ratios(tmp_path):

@@ -34,8 +34,9 @@ def test_conv_scales_with_cores(soc, model, monkeypatch):
     t1 = model.cost(CONV, _cfg(soc, [4])).time_s
     t4 = model.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s
     # with the fork-join mechanisms (socsim.hw.forkjoin: serial part, background preemption of
-    # the full big domain) four big cores are well short of 4x, as on phones (~2.1-2.3x)
-    assert 2.0 < t1 / t4 < 3.3
+    # the full big domain, fitted 0.16 since MNN's Express training step is costed) four big cores
+    # are well short of 4x (phones ~2.1-2.3x on whole steps)
+    assert 2.0 < t1 / t4 < 3.5
     # without them the compute-bound op scales near-linearly: the mechanisms, not the compute
     # or memory side, take the rest
     monkeypatch.setattr(forkjoin, "SERIAL_FRACTION", 0.0)
@@ -209,8 +210,9 @@ def test_matmul_operands_follow_mnns_geometry():
     assert cpu.matmul_operands(WG_BIG) == {"A": k * n, "B": 192 * n, "C": k * 192}
     assert cpu.matmul_operands(FC_DGRAD) == {"A": 16 * 4096, "B": 4096 * 9216, "C": 16 * 9216}
     assert cpu.matmul_operands(FC_WGRAD) == {"A": 4096 * 16, "B": 16 * 9216, "C": 4096 * 9216}
-    # forward ops (the model cannot tell a training forward from an inference one) and grouped
-    # or depthwise convolutions (another path in MNN) have none
+    # inference forward ops (no TRAIN_STEP_ATTR: weights packed at load time; a training step's
+    # are tests/hw/test_cpu_train_forward.py's) and grouped or depthwise convolutions (another
+    # path in MNN) have none
     assert cpu.matmul_operands(FC_FWD) == {} and cpu.matmul_operands(CONV) == {}
     assert cpu.matmul_operands(DW) == {}
 

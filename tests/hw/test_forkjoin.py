@@ -165,12 +165,15 @@ def _with_bg(cfg, little, big):
 def test_the_run_condition_replaces_the_fitted_background():
     cores = (4, 5, 6, 7)
     fitted = forkjoin.background_share(SOC, _cfg(cores=cores), cores)
-    assert fitted > 0.2   # the fitted 0.20, the prime core below its top OPP
+    assert fitted > forkjoin.BACKGROUND_UTIL_TOP["big"] > 0   # the fitted value, the prime core below its top OPP
     assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores) == 0.0
     assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), None, None), cores) == pytest.approx(fitted)
-    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.1), cores) == pytest.approx(fitted / 2)
+    # the share scales with the stated value
+    assert (forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.1), cores)
+            == pytest.approx(fitted * 0.1 / forkjoin.BACKGROUND_UTIL_TOP["big"]))
     # an explicit util_top (the fit script's) still wins over the run's
-    assert forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores, UTIL) == pytest.approx(fitted)
+    assert (forkjoin.background_share(SOC, _with_bg(_cfg(cores=cores), 0.0, 0.0), cores, UTIL)
+            == pytest.approx(fitted * UTIL["big"] / forkjoin.BACKGROUND_UTIL_TOP["big"]))
 
 
 def test_background_of_fills_a_domain_left_out_with_the_fitted_value():

@@ -117,3 +117,67 @@ def test_a_reused_simulation_equals_one_from_scratch(soc, no_store, m, k, n, cor
     op_memory(op, "cpu", soc, cores=other, budget=20_000)
     memory._cpu_memory.cache_clear()
     assert op_memory(op, "cpu", soc, cores=cores, budget=20_000) == scratch
+
+
+# ----------------------------------------------------------------------------- profiles by plan
+
+def _dw(kind, c, hw, stride=1, batch=2):
+    oh = (hw + 2 - 3) // stride + 1
+    return Op("d", kind, "forward", "l", "fp32",
+              make_params(batch=batch, cin=c, cout=c, groups=c, h=hw, w=hw, kh=3, kw=3, stride=stride, pad=1,
+                          oh=oh, ow=oh),
+              bytes_read=batch * c * hw * hw * 4, bytes_written=batch * c * oh * oh * 4)
+
+
+def _pointwise(kind, cin, cout, hw=14, batch=2):
+    return Op("p", kind, "forward", "l", "fp32",
+              make_params(batch=batch, cin=cin, cout=cout, groups=1, h=hw, w=hw, kh=1, kw=1, stride=1, pad=0,
+                          oh=hw, ow=hw),
+              bytes_read=batch * cin * hw * hw * 4, bytes_written=batch * cout * hw * hw * 4)
+
+
+def _plan_of_op(op, threads):
+    kind, dtype, params = memory._stream_key(op)
+    return memory._plan_of(kind, dtype, params, int(op.bytes_read), int(op.bytes_written), "cpu", threads)
+
+
+@pytest.mark.parametrize("first,second", [
+    (_dw("dwconv2d", 32, 28), _dw("dwconv2d_dgrad", 32, 28)),               # stride 1: dY is X's shape
+    (_pointwise("conv2d", 24, 64), _pointwise("conv2d_dgrad", 64, 24)),      # 1x1: cin and cout swapped
+])
+def test_ops_with_one_plan_share_its_simulation_exactly(soc, no_store, monkeypatch, first, second):
+    """Two ops whose stream keys differ but whose plans are one (a stride-1 depthwise layer and
+    its error gradient, a 1x1 conv and the error gradient of the conv with cin and cout swapped)
+    are simulated once; the second's profile equals the one computed from scratch."""
+    assert memory._stream_key(first) != memory._stream_key(second)
+    assert memory._plan_key(_plan_of_op(first, 2)) == memory._plan_key(_plan_of_op(second, 2))
+    _fresh()
+    op_memory(first, "cpu", soc, cores=(4, 5), budget=50_000)
+    runs = []
+    real = memory._simulate
+    monkeypatch.setattr(memory, "_simulate", lambda *a: runs.append(1) or real(*a))
+    shared = op_memory(second, "cpu", soc, cores=(4, 5), budget=50_000)
+    assert runs == []
+    _fresh()                                                  # clears the profiles by plan too
+    assert op_memory(second, "cpu", soc, cores=(4, 5), budget=50_000) == shared
+    assert runs == [1]
+
+
+def test_a_strided_gradient_has_a_plan_of_its_own(soc, no_store):
+    """Where the plans differ (stride 2: the gradient is a stride-1 pass over dY's shape), the
+    keys differ and nothing is shared."""
+    a, b = _plan_of_op(_dw("dwconv2d", 32, 28, 2), 2), _plan_of_op(_dw("dwconv2d_dgrad", 32, 28, 2), 2)
+    assert memory._plan_key(a) != memory._plan_key(b)
+
+
+@settings(max_examples=20, deadline=None)
+@given(c=hs.sampled_from([8, 16, 36]), hw=hs.sampled_from([7, 14, 28]), stride=hs.sampled_from([1, 2]),
+       cores=hs.sampled_from([(4,), (4, 5), (0, 1, 2), (4, 5, 6, 7)]))
+def test_a_profile_by_plan_equals_one_from_scratch(soc, no_store, c, hw, stride, cores):
+    """Whichever op of a plan ran first, the other's profile is the one computed alone."""
+    fwd, grad = _dw("dwconv2d", c, hw, stride), _dw("dwconv2d_dgrad", c, hw, stride)
+    _fresh()
+    alone = op_memory(grad, "cpu", soc, cores=cores, budget=20_000)
+    _fresh()
+    op_memory(fwd, "cpu", soc, cores=cores, budget=20_000)
+    assert op_memory(grad, "cpu", soc, cores=cores, budget=20_000) == alone

@@ -154,7 +154,7 @@ def _spec_with(tmp_path, zone: str):
     ("{name: v, sensors: {nowhere: 1.0}}", "unknown node 'nowhere'"),
     ("{name: v, sensors: {skin: .nan}}", "finite"),
     ("{name: v, sensors: {skin: 1000.0}}", "outside -100..100"),
-    ("{name: v, node: skin, trips_c: [40, 45], clear_c: [38]}", "clear_c has 1 values for 2 trips"),
+    ("{name: v, node: skin, trips_c: [40, 45], clear_c: [38]}", "clear_c has 1 values for the 2 trips of trips_c"),
     ("{name: v, node: skin, trips_c: [40, 45], clear_c: [38, 46]}", "clear_c[1] = 46.0 is above its trip"),
     ("{name: v, node: skin, trips_c: [40], caps: [mid], targets_mhz: {prime: [1000]}}", "names 'prime', which caps"),
     ("{name: v, node: skin, trips_c: [40], caps: [mid], targets_mhz: {mid: [1000, 900]}}", "2 values for 1 trips"),

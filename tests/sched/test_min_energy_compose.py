@@ -129,13 +129,13 @@ def test_mandheling_levels_share_one_prepared_dsp_graph_and_the_budget_counts_it
     (only the CPU operating point differs); the budget includes the first batch's preparation,
     and the summary says whether the run kept to it."""
     s = socsim.run("sd865", "workloads/compose_mandheling_min_energy.yaml",
-                   overrides={"batches": 5, "scheduler.options.slack": 1.05}).summary
+                   overrides={"batches": 5, "scheduler.options.slack": 1.1}).summary
     info = s["scheduler_info"]
     assert len(info["sequence"]) > 1                      # the levels change during the run
     labels = {p.split(" @")[0] for p in s["placement"]["plans"]}  # the base's plans, without levels
     assert s["engine"]["dsp_graph_preparations"] == len(labels) == 2
     fastest_s = min(v["time_s"] for v in info["levels"].values())
     assert info["first_batch_prep_s"] > 0
-    assert info["theta_t_s"] == pytest.approx(1.05 * (5 * fastest_s + info["first_batch_prep_s"]), rel=1e-5)
+    assert info["theta_t_s"] == pytest.approx(1.1 * (5 * fastest_s + info["first_batch_prep_s"]), rel=1e-5)
     assert info["run_time_s"] == pytest.approx(s["sim_time_s"], abs=1e-5)
     assert info["within_budget"] == (s["sim_time_s"] <= info["theta_t_s"])
