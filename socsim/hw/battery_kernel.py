@@ -52,59 +52,6 @@ def profile_terms(ocv: float, r: float, pw: np.ndarray, supply_w: float,
     return cur, term, sq
 
 
-@njit(cache=True, fastmath=False, inline="always")
-def _pmax(a: float, b: float) -> float:
-    """Python's ``max(a, b)`` of two floats: ``b`` only if it is greater (a NaN ``b`` is not)."""
-    return b if b > a else a
-
-
-@njit(cache=True, fastmath=False, inline="always")
-def _pmin(a: float, b: float) -> float:
-    """Python's ``min(a, b)`` of two floats."""
-    return b if b < a else a
-
-
-@njit(cache=True, fastmath=False)
-def _interp1(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
-    """socsim.hw.battery._interp1 (numpy's ``interp`` at one point), compiled: the same
-    branches and operations (``bisect_right`` as a count of the points at or below ``x``)."""
-    n = xs.shape[0]
-    if n == 1:
-        return ys[0]
-    if x != x:
-        return x
-    if x < xs[0]:
-        return ys[0]
-    if x >= xs[n - 1]:
-        return ys[n - 1]
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if x < xs[mid]:
-            hi = mid
-        else:
-            lo = mid + 1
-    j = lo - 1
-    if xs[j] == x:
-        return ys[j]
-    slope = (ys[j + 1] - ys[j]) / (xs[j + 1] - xs[j])
-    r = slope * (x - xs[j]) + ys[j]
-    if r != r:
-        r = slope * (x - xs[j + 1]) + ys[j + 1]
-        if r != r and ys[j] == ys[j + 1]:
-            r = ys[j]
-    return r
-
-
-@njit(cache=True, fastmath=False, inline="always")
-def _pack_current(ocv: float, r: float, net_w: float) -> float:
-    """socsim.hw.battery.pack_current_a, compiled."""
-    disc = ocv * ocv - 4.0 * r * net_w
-    if disc <= 0.0:
-        return ocv / (2.0 * r)
-    return 2.0 * net_w / (ocv + math.sqrt(disc))
-
-
 @njit(cache=True, fastmath=False)
 def step_currents(r25: float, t_lo: float, t_hi: float, activation_k: float, temp_c: float, xs: np.ndarray,
                   ys: np.ndarray, soc: float, capacity_c: float, net_w: float, dt_s: float,
@@ -113,13 +60,56 @@ def step_currents(r25: float, t_lo: float, t_hi: float, activation_k: float, tem
     Python form this is, operation for operation): the pack resistance at ``temp_c`` (Arrhenius,
     clamped to [t_lo, t_hi]), the OCV at the step's midpoint state of charge, the
     constant-voltage charge limit there and the pack current of ``net_w``.  Returns (r, ocv,
-    i_cv, i).  (math.exp is the C library's exp, as Python's is.)"""
-    t = _pmin(_pmax(temp_c, t_lo), t_hi) + 273.15
+    i_cv, i).  (math.exp is the C library's exp, as Python's is.)  One flat function, two
+    passes over the OCV table (at the state of charge, then at the midpoint): a helper per
+    step would be a compile of its own on a fresh machine.  Python's ``max(a, b)`` is ``b if
+    b > a else a``, ``min(a, b)`` is ``b if b < a else a``; the interpolation is _interp1's."""
+    t = temp_c if not t_lo > temp_c else t_lo
+    t = (t if not t_hi < t else t_hi) + 273.15
     r = r25 * math.exp(activation_k * (1.0 / t - 1.0 / 298.15))
-    ocv0 = _interp1(soc, xs, ys)
-    i0 = _pmax(_pack_current(ocv0, r, net_w), -(_pmax(v_charge - ocv0, 0.0) / r))
-    soc_mid = _pmin(_pmax(soc - 0.5 * i0 * dt_s / capacity_c, 0.0), 1.0)
-    ocv = _interp1(soc_mid, xs, ys)
-    i_cv = _pmax(v_charge - ocv, 0.0) / r
-    i = _pmax(_pack_current(ocv, r, net_w), -i_cv)
+    n = xs.shape[0]
+    x = soc
+    ocv = 0.0
+    i = 0.0
+    i_cv = 0.0
+    for step in range(2):
+        # ocv = _interp1(x, xs, ys)
+        if n == 1:
+            ocv = ys[0]
+        elif x != x:
+            ocv = x
+        elif x < xs[0]:
+            ocv = ys[0]
+        elif x >= xs[n - 1]:
+            ocv = ys[n - 1]
+        else:
+            lo, hi = 0, n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if x < xs[mid]:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            j = lo - 1
+            if xs[j] == x:
+                ocv = ys[j]
+            else:
+                slope = (ys[j + 1] - ys[j]) / (xs[j + 1] - xs[j])
+                ocv = slope * (x - xs[j]) + ys[j]
+                if ocv != ocv:
+                    ocv = slope * (x - xs[j + 1]) + ys[j + 1]
+                    if ocv != ocv and ys[j] == ys[j + 1]:
+                        ocv = ys[j]
+        # i_cv = cv_limit_a: max(v_charge - ocv, 0.0) / r
+        d = v_charge - ocv
+        i_cv = (0.0 if 0.0 > d else d) / r
+        # i = max(pack_current_a(ocv, r, net_w), -i_cv)
+        disc = ocv * ocv - 4.0 * r * net_w
+        c = ocv / (2.0 * r) if disc <= 0.0 else 2.0 * net_w / (ocv + math.sqrt(disc))
+        i = -i_cv if -i_cv > c else c
+        if step == 0:
+            # the midpoint state of charge: min(max(soc - 0.5 * i0 * dt_s / capacity, 0.0), 1.0)
+            m = soc - 0.5 * i * dt_s / capacity_c
+            m = 0.0 if 0.0 > m else m
+            x = 1.0 if 1.0 < m else m
     return r, ocv, i_cv, i

@@ -63,16 +63,39 @@ def test_step_currents_match_python(phone, soc, net_w, dt_s, temp_c):
     assert np.array(got).tobytes() == np.array(want).tobytes()
 
 
-def test_compiled_interp_is_the_python_one():
-    """The compiled one-point interpolation takes _interp1's branches: outside the table, on a
-    point, between points, NaN, a one-point table, a flat stretch."""
+def _step_currents_table(xs, ys, r25, t_lo, t_hi, k, temp_c, soc, cap, net_w, dt_s, v_charge):
+    """The same Python expressions over an explicit OCV table (battery._interp1)."""
     import math
 
     from socsim.hw.battery import _interp1
-    from socsim.hw.battery_kernel import _interp1 as interp_c
 
-    for xs, ys in (([0.0, 0.5, 1.0], [3.0, 3.7, 4.3]), ([0.2], [3.9]), ([0.0, 0.3, 0.6, 1.0], [3.5, 3.8, 3.8, 4.2])):
-        a, b = np.array(xs), np.array(ys)
-        for x in (-1.0, 0.0, 0.1, 0.3, 0.45, 0.5, 0.6, 0.99, 1.0, 2.0, math.nan):
-            want, got = _interp1(x, xs, ys), interp_c(x, a, b)
-            assert np.array([want]).tobytes() == np.array([got]).tobytes(), (xs, x)
+    t = min(max(temp_c, t_lo), t_hi) + 273.15
+    r = r25 * math.exp(k * (1.0 / t - 1.0 / 298.15))
+
+    def current(ocv):
+        disc = ocv * ocv - 4.0 * r * net_w
+        return ocv / (2.0 * r) if disc <= 0.0 else 2.0 * net_w / (ocv + math.sqrt(disc))
+
+    ocv0 = _interp1(soc, xs, ys)
+    i0 = max(current(ocv0), -(max(v_charge - ocv0, 0.0) / r))
+    ocv = _interp1(min(max(soc - 0.5 * i0 * dt_s / cap, 0.0), 1.0), xs, ys)
+    i_cv = max(v_charge - ocv, 0.0) / r
+    return r, ocv, i_cv, max(current(ocv), -i_cv)
+
+
+def test_step_currents_on_odd_tables():
+    """The compiled interpolation takes _interp1's branches: a one-point table, a flat stretch,
+    a state of charge on a point, outside the table, NaN."""
+    import math
+
+    from socsim.hw.battery_kernel import step_currents
+
+    tables = (([0.0, 0.5, 1.0], [3.0, 3.7, 4.3]), ([0.2], [3.9]), ([0.0, 0.3, 0.6, 1.0], [3.5, 3.8, 3.8, 4.2]),
+              ([0.1, 0.9], [3.4, 4.1]))
+    for xs, ys in tables:
+        for soc in (0.0, 0.05, 0.1, 0.3, 0.45, 0.5, 0.6, 0.95, 1.0, math.nan):
+            for net_w in (0.0, 3.0, -12.0, 500.0):
+                args = (0.15, -20.0, 60.0, 2400.0, 31.0, soc, 11000.0, net_w, 2.0, 4.4)
+                want = _step_currents_table(xs, ys, *args)
+                got = step_currents(*args[:5], np.array(xs), np.array(ys), *args[5:])
+                assert np.array(got).tobytes() == np.array(want).tobytes(), (xs, soc, net_w)
