@@ -570,12 +570,45 @@ def compare(soc: str | Path | SocSpec, workload: str | Path | dict | Workload, s
                          "the same scheduler gives the same row)", field="--schedulers", value=",".join(schedulers))
     for name in schedulers:
         prepare(workload, overrides=overrides, scheduler=name, scheduler_label="--schedulers")
+    forked = _compare_forked(spec, workload, schedulers, overrides, deterministic)
+    if forked is not None:
+        return forked
     out = []
     for name in schedulers:
         cb = (lambda b, n, _name=name: progress(_name, b, n)) if progress else None
         out.append(run(spec, workload, overrides=overrides, scheduler=name, deterministic=deterministic,
                        progress=cb, scheduler_label="--schedulers").summary)
     return out
+
+
+def _compare_forked(spec: SocSpec, workload, schedulers: list[str], overrides, deterministic: bool) -> list | None:
+    """The runs of :func:`compare` in forked processes, one scheduler each, when
+    ``SOCSIM_JOBS`` (socsim.engine.oracle.parallel_jobs: by default the CPUs the load leaves
+    free, and none beside another thread such as a progress bar) allows two or more; None
+    otherwise, or when anything goes wrong there (the runs are then made here, in order, and
+    an error is raised as it would be).  A run is deterministic and its own: its summary is the
+    one this process would make (the costs it does not share with the other runs are computed
+    again in its worker)."""
+    from socsim.engine.oracle import parallel_jobs
+
+    jobs = min(parallel_jobs(), len(schedulers))
+    if jobs < 2:
+        return None
+    try:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+        from functools import partial
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork")) as ex:
+            return list(ex.map(partial(_compare_one, spec, workload, overrides, deterministic), schedulers))
+    except Exception:
+        return None
+
+
+def _compare_one(spec: SocSpec, workload, overrides, deterministic: bool, scheduler: str) -> dict[str, Any]:
+    """One scheduler's summary in a :func:`_compare_forked` worker."""
+    return run(spec, workload, overrides=overrides, scheduler=scheduler, deterministic=deterministic,
+               scheduler_label="--schedulers").summary
 
 
 def warmup() -> float:

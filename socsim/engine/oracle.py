@@ -5,8 +5,9 @@ times ops with it, so both see the same numbers.
 
 :meth:`CostOracle.warm_cpu` costs many CPU ops ahead of use in worker processes (the cost
 models are pure functions, so a worker's answer is the one this process would compute).
-``SOCSIM_JOBS=N`` opts in to N workers (capped at the CPUs this process may run on); unset or
-``1`` never forks, and a worker process (a ``socsim sweep`` job) never forks again.
+``SOCSIM_JOBS=N`` asks for N workers (capped at the CPUs this process may run on; ``1`` never
+forks); unset or ``auto``, the CPUs the load leaves free (:func:`parallel_jobs`); a worker
+process (a ``socsim sweep`` job) never forks again.
 """
 from __future__ import annotations
 
@@ -104,22 +105,34 @@ class CostOracle:
                 continue
             seen.add(key)
             groups.setdefault(_stream_group(op, cfg), []).append((op, cfg))
-        todo = list(groups.values())
+        # groups whose streams are one plan (one op on core sets of one size: Big 4x and Little
+        # 4x) run one after the other, in one worker, so the second takes the first's streams
+        # (socsim.hw.cache.reuse); the order of costing changes nothing else
+        runs: dict[tuple, list] = {}
+        for g, members in groups.items():
+            runs.setdefault(g[:3] + (len(g[3]),), []).append(members)
+        todo = [members for run in runs.values() for members in run]
         t0 = time.perf_counter()
+        jobs = parallel_jobs() if jobs is None else jobs
         i = 0
-        while i < len(todo) and time.perf_counter() - t0 < WARM_SERIAL_S:
+        # with one job everything is costed here, in that order (on demand it would come in
+        # the scheduler's order, a core set's ops apart)
+        while i < len(todo) and (jobs < 2 or time.perf_counter() - t0 < WARM_SERIAL_S):
             for op, cfg in todo[i]:
                 self.cost(op, units.host().name, cfg)
             i += 1
         rest = todo[i:]
         if not rest:
             return
-        jobs = parallel_jobs() if jobs is None else jobs
         per_group = (time.perf_counter() - t0) / max(i, 1)
-        if jobs < 2 or per_group * len(rest) < WARM_SERIAL_S:
+        if per_group * len(rest) < WARM_SERIAL_S:
             return
-        n_chunks = min(len(rest), 4 * jobs)
-        chunks = [[pair for g in rest[j::n_chunks] for pair in g] for j in range(n_chunks)]
+        # whole runs of one plan per chunk, dealt round-robin
+        left = set(map(id, rest))
+        rest_runs = [[m for m in run if id(m) in left] for run in runs.values()]
+        rest_runs = [r for r in rest_runs if r]
+        n_chunks = min(len(rest_runs), 4 * jobs)
+        chunks = [[pair for run in rest_runs[j::n_chunks] for g in run for pair in g] for j in range(n_chunks)]
         try:
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor
@@ -138,7 +151,12 @@ WARM_SERIAL_S = 0.5
 
 
 def parallel_jobs() -> int:
-    """Worker processes :meth:`CostOracle.warm_cpu` may use (``SOCSIM_JOBS``, default 1)."""
+    """Worker processes :meth:`CostOracle.warm_cpu` may use: ``SOCSIM_JOBS=N`` (capped at the
+    CPUs this process may run on), or, unset or ``auto``, this process's CPU and those the
+    1-minute load average leaves free beside it (socsim.kernels, the same rule as the first
+    run's compiling child): 2 on an idle 2-core machine, 1 on a busy one or a 1-core one, and 1
+    whenever this process runs another thread (a progress display, a kernel's thread pool),
+    which a fork could catch holding a lock.  The results are the same for any number."""
     import multiprocessing as mp
 
     if mp.parent_process() is not None:  # already a worker (socsim sweep): no nested pools
@@ -147,19 +165,24 @@ def parallel_jobs() -> int:
         n = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         n = os.cpu_count() or 1
-    env = os.environ.get("SOCSIM_JOBS")
-    if not env:  # opt-in: forking a process that may hold threads (progress display) is not
-        return 1  # something to do behind a user's back
-    if env:
-        from socsim.errors import InputError
-        try:
-            cap = int(env)
-        except ValueError:
-            cap = 0
-        if cap < 1:
-            raise InputError("must be a positive number of worker processes", field="SOCSIM_JOBS", value=env)
-        n = min(n, cap)
-    return max(1, n)
+    env = os.environ.get("SOCSIM_JOBS", "").strip().lower()
+    if env in ("", "auto"):
+        import threading
+
+        from socsim.kernels import _free_cpus
+
+        if threading.active_count() > 1:
+            return 1
+        return max(1, min(n, 1 + _free_cpus()))
+    from socsim.errors import InputError
+    try:
+        cap = int(env)
+    except ValueError:
+        cap = 0
+    if cap < 1:
+        raise InputError("must be a positive number of worker processes or 'auto'", field="SOCSIM_JOBS",
+                         value=os.environ.get("SOCSIM_JOBS"))
+    return max(1, min(n, cap))
 
 
 def _stream_group(op: Op, cfg) -> tuple:

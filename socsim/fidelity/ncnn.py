@@ -38,8 +38,8 @@ DEVICES: tuple[tuple[str, str, str | None], ...] = (
 # started from an adb shell on an otherwise idle phone, with no app of its own in the foreground,
 # and it sleeps 10 s between models to cool down (benchmark/benchncnn.cpp, cooling_down = 1, the
 # argument every run of benchmark/README.md passes); Min-Energy's training ran inside an app on
-# a phone in use, whose fitted default (forkjoin.BACKGROUND_UTIL_TOP: big 0.20) is the wrong run
-# condition here.  FITTED (a scan, not a free choice): on the 9 ncnn 1->4 thread ratios where it
+# a phone in use, whose fitted default (forkjoin.BACKGROUND_UTIL_TOP: big 0.13, 0.20 when this
+# scan was made) is the wrong run condition here.  FITTED (a scan, not a free choice): on the 9 ncnn 1->4 thread ratios where it
 # acts (sd855's four threads fill its big domain), big 0 / 0.05 / 0.10 give ratio MAPE
 # 9.7 / 10.5 / 12.1% (mean signed error +2.0 / -3.1 / -8.2%); 0, a quiet phone, is also the
 # value the setting has a meaning for without a fit.  The little domain is never filled by an

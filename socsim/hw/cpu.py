@@ -10,7 +10,8 @@ width, memory ops / load-store ports) of the loop (tests/hw/test_cpu_cost_oracle
 it).  The GEMM tile then runs at the core type's fitted efficiency (what the streams leave out:
 edge tiles, loop nests, the front end, L1 misses) and, in the backward phases, the backward
 kernel slowdown; the packing of its operands and the error gradient's col2im are costed apart.
-Threads: work is split evenly (MNN's static split); the slowest core sets the pace.
+Threads: work is split evenly (MNN's static split), but for MNN's MatMul row tiles and dW tiles
+(split_shares); the slowest core sets the pace.
 Training against inference: a training step's forward convolutions and fully connected layers
 take their weights as inputs (``Op.in_training_step``), which MNN packs every step on one thread
 (multi_input_weights, matmul_operands); an inference op's weights are packed once, at load.
@@ -430,12 +431,46 @@ def im2col_spill_bytes(op: Op, soc: SocSpec) -> float:
 # part; the im2col Raster is dealt by regions instead, a pass that is small beside the GEMM).
 # MNN's weight gradients only (mnn_gemm_path); other frameworks' split evenly.
 def split_share(op: Op, threads: int) -> float:
-    """The pacing thread's share of ``op``'s split compute on ``threads`` threads."""
+    """The pacing thread's share of ``op``'s split compute on ``threads`` threads (the larger of
+    :func:`split_shares`, the share that paces the op on equal cores)."""
+    return max(split_shares(op, threads))
+
+
+# A MatMul's products (StrassenMatrixComputor::_generateTrivalMatMul, alibaba/MNN
+# source/backend/cpu/compute/StrassenMatmulComputor.cpp, the same loop from the 2019 sources to
+# 2.x) are split over the e dimension (C's rows) in tiles of eP = 12 (arm64 FP32,
+# MNNGetMatMulPackMode; CPU_TILE_PIXELS): ``unitNumber = e / eP`` whole tiles dealt round-robin
+# (``for i = tId; i < unitNumber; i += numberThread``) and the ``xCount = e - unitNumber * eP``
+# remainder rows to the last thread (``if (tId != numberThread - 1) return;``).  A fully
+# connected layer's forward product and its error gradient have e = the batch: at batch 16 one
+# tile of 12 rows, on the calling thread, and a remainder of 4 on the last, so two threads do the
+# work whatever the thread count, and the caller does 3/4 of it (its weight gradient has e = the
+# layer's width: fine-grained).  Applied to the FP32 MatMuls MNN runs through CPUMatMul (the
+# ``gemm`` kind, e = m, with matmul_operands: a gradient's, or a training step's forward one,
+# Op.in_training_step); an inference fully connected layer runs as Convolution1x1Strassen on
+# weights packed at load, whose small-e products are split over the output channels instead;
+# convolutions' products have e in the thousands (their weight gradient's 12-row dW tiles:
+# split_share above), other dtypes and frameworks split evenly.
+MATMUL_EP = CPU_TILE_PIXELS
+
+
+def split_shares(op: Op, threads: int) -> tuple[float, float]:
+    """(the calling thread's share, the largest share of any other thread) of ``op``'s split
+    compute on ``threads`` threads; (1, 1) for one thread."""
+    if threads <= 1:
+        return 1.0, 1.0
     p = op.p
-    if op.kind != "conv2d_wgrad" or "cout" not in p or threads <= 1 or not mnn_gemm_path(op):
-        return 1.0 / max(threads, 1)
+    if op.kind == "gemm" and op.dtype == "fp32" and "m" in p and matmul_operands(op):
+        e = int(p["m"])
+        units, rest = divmod(e, MATMUL_EP)
+        work = [MATMUL_EP * max(0, -(-(units - t) // threads)) for t in range(threads)]
+        work[-1] += rest
+        return work[0] / e, max(work[1:]) / e
+    if op.kind != "conv2d_wgrad" or "cout" not in p or not mnn_gemm_path(op):
+        return 1.0 / threads, 1.0 / threads
     tiles = -(-p["cin"] * p.get("kh", 1) * p.get("kw", 1) // CPU_TILE_PIXELS)
-    return -(-tiles // threads) / tiles
+    s = -(-tiles // threads) / tiles
+    return s, s
 
 
 def serial_cycles(op: Op, cl: Cluster) -> float:
@@ -648,9 +683,13 @@ STALL_ACTIVITY = 0.25
 # power and KERNEL_POWER; docs/modeling.md, Fitted constants): 0.15 at sd855's whole firmware
 # voltage table (0.1 before it); 0.2 since the per-domain background preemption (forkjoin; the
 # grid's best tau-b of the energies at MAPE <= 20% with power_exponent 3: 0.2 / 400 mW / A76 2.9 /
-# A55 1.6, energy MAPE 19.1%, tau-b 0.721 outright; 0.15 with the old constants there: 0.663).
-# Plausible 0-0.4 (below STALL_ACTIVITY: no outstanding misses to keep the memory system busy).
-SPIN_ACTIVITY = 0.2
+# A55 1.6, energy MAPE 19.1%, tau-b 0.721 outright; 0.15 with the old constants there: 0.663);
+# 0.25 since MNN's training-step mechanisms and the background re-fit (the same command over
+# spin 0.15 / 0.2 / 0.25, power_top_mw 200-800, A76 2.5-3.3, A55 1.2-1.8: 0.25 / 600 mW / A76 2.9
+# / A55 1.6, energy MAPE 18.1 -> 17.0%, tau-b 0.730 -> 0.749; spin 0.4 / A76 2.7 / A55 1.4
+# reaches tau-b 0.788 at 17.2%, kept out: a waiting core would draw more than a stalled one).
+# Plausible 0-0.25 (at most STALL_ACTIVITY: no outstanding misses to keep the memory system busy).
+SPIN_ACTIVITY = 0.25
 
 
 def _exposed_levels(cl: Cluster) -> tuple[str, ...]:
@@ -706,12 +745,20 @@ def cpu_cost(soc: SocSpec, op: Op, cfg: CpuConfig) -> OpCost:
     n = len(cores)
     share = 1.0 / n
     # the slowest core sets the pace of a statically split op
+    # (split_shares: MNN's MatMul deals its row tiles unevenly, the calling thread's share apart;
+    # that thread runs on the fastest core of the set, as the one-thread packing below)
+    s_caller, s_other = split_shares(op, n)
     per_core = []
     for c in cores:
         cl = soc.cpu.cluster_of(c)
         f = cfg.freq(cl.name)
-        cyc = compute_cycles(op, cl, split_share(op, n))
+        cyc = compute_cycles(op, cl, s_other)
         per_core.append((cyc / (f * 1e6), cyc, f, cl))
+    if s_caller != s_other:
+        fast = min(range(n), key=lambda i: per_core[i][0])
+        _, _, f, cl = per_core[fast]
+        cyc = compute_cycles(op, cl, s_caller)
+        per_core[fast] = (cyc / (f * 1e6), cyc, f, cl)
     compute_s, cycles, f_mhz, slow = max(per_core, key=lambda t: t[0])
     # the one-thread packing (serial_pack_elements) runs on the calling thread, on the fastest
     # core of the set, before the split part; the other threads wait for it at the barrier

@@ -56,7 +56,12 @@ SERIAL_FRACTION = 0.0  # joint fit on both dev files (0.06 on Min-Energy alone, 
 # Re-fitted once MNN's Express training step was costed (socsim.hw.cpu: the forward passes'
 # weights as inputs, the SGD and batch-norm chains; BACKWARD_KERNEL_SLOWDOWN 1.77):
 # ``benchmarks/fit_forkjoin.py --passes 1 --max-ncnn-threads-mape 12.1``: little 0.21, big 0.16.
-BACKGROUND_UTIL_TOP = {"little": 0.21, "big": 0.16}
+# Re-fitted again with MNN's MatMul row tiles (socsim.hw.cpu.split_shares: a training step's
+# batch-16 fully connected layers on two threads): ``benchmarks/scan_background.py`` (big
+# 0.08-0.22 x little 0.12-0.24, step 0.01, Min-Energy time MAPE with tau time beside), each
+# candidate then run in full by ``socsim fidelity``: little 0.20, big 0.13 (docs/modeling.md,
+# Fitted constants; docs/validation.md, "Big-core scaling at the top steps").
+BACKGROUND_UTIL_TOP = {"little": 0.2, "big": 0.13}
 # Cap of the preempted share: beyond it the model would diverge (the phone's scheduler would
 # then starve the background work instead); assumption.
 U_MAX = 0.9

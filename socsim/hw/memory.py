@@ -23,7 +23,7 @@ from socsim.hw.cache.geometry import CacheGeom
 from socsim.hw.cache.hierarchy import Hierarchy, LevelStats
 from socsim.hw import kernel_wait, profile_store
 from socsim.hw.memprofile import MemProfile
-from socsim.hw.cache import streams as st
+from socsim.hw.cache import reuse, streams as st
 from socsim.spec.soc import SocSpec
 from socsim.workload.opkinds import lookup
 from socsim.workload.ops import Op
@@ -74,7 +74,9 @@ def simulate(plan: st.StreamPlan, hier: Hierarchy, budget: int = DEFAULT_BUDGET,
 def sampled_streams(plan: st.StreamPlan, budget: int = DEFAULT_BUDGET) -> tuple:
     """The steps the sampler simulates: (lines, kinds, offsets, steps) (StreamPlan.generate)."""
     n = plan.n_segments
-    streams = plan.generate(0, n, budget, min(n, MIN_SEGMENTS))
+    # the same plan's streams again for another core set or op: the arrays already made
+    # (socsim.hw.cache.reuse; exact)
+    streams = reuse.streams(plan, budget, lambda: plan.generate(0, n, budget, min(n, MIN_SEGMENTS)))
     # the cache model's driver runs them next: a cold run waits here for the child compiling it
     # (socsim.kernels.prefetch; every simulation's streams come from here)
     kernel_wait.wait()
@@ -293,11 +295,12 @@ def _dsp_memory(kind, dtype, params, rd, wr, l2, contexts, batch, vtcm_bytes, bu
 
 
 def _clearing(memo, clear_store_memo):
-    """``memo.cache_clear`` that also forgets the profiles by plan (tests clear the memos to
-    compute a profile again)."""
+    """``memo.cache_clear`` that also forgets the profiles by plan and the streams reused
+    (tests clear the memos to compute a profile again)."""
     def cache_clear() -> None:
         clear_store_memo()
         _BY_PLAN.clear()
+        reuse.clear()                   # the streams reused across core sets (cache.reuse)
     memo.cache_clear = cache_clear
 
 

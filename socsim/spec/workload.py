@@ -158,15 +158,15 @@ class Background(WorkloadBlock):
     per core domain, core-seconds per second at the domain's top clock.  It preempts the
     framework's threads wherever they fill a domain, and in lockstep holds all of them up
     (socsim.hw.forkjoin).  A domain left out (null) takes the value fitted on the development set
-    (forkjoin.BACKGROUND_UTIL_TOP: little 0.22, big 0.20); ``{little: 0, big: 0}``: a quiet phone,
+    (forkjoin.BACKGROUND_UTIL_TOP: little 0.20, big 0.13); ``{little: 0, big: 0}``: a quiet phone,
     ideal lockstep."""
 
     little: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
                                  description="background work on the first (little) cluster, as a fraction of one "
-                                 "core at its top OPP (0-1); null: the fitted 0.06")
+                                 "core at its top OPP (0-1); null: the fitted value (forkjoin.BACKGROUND_UTIL_TOP)")
     big: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
                               description="background work on the other clusters together, as a fraction of one "
-                              "core at their top OPP (0-1); null: the fitted 0.20")
+                              "core at their top OPP (0-1); null: the fitted value (forkjoin.BACKGROUND_UTIL_TOP)")
 
 
 class Environment(WorkloadBlock):

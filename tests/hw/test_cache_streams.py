@@ -273,3 +273,34 @@ def test_generate_into_a_short_buffer_counts_and_writes_the_prefix(kind, unit, c
     n, done = sn.generate(plan.kernel, plan.params, plan.line_bytes, 0, plan.n_segments, 1 << 62, 1, out_l, out_k, off)
     assert done == steps and n >= full.size
     assert np.array_equal(out_l, full[:cap]) and np.array_equal(out_k, fk[:cap])
+
+
+@settings(max_examples=40, deadline=None)
+@given(b=hs.integers(1, 3), c=hs.integers(1, 40), hw=hs.integers(1, 14), o=hs.integers(1, 12),
+       k=hs.sampled_from([1, 3, 5]), stride=hs.integers(1, 2), threads=hs.integers(1, 4),
+       vtcm=hs.sampled_from([0, 1 << 20]), wgrad=hs.booleans(), budget=hs.integers(1, 20_000),
+       cap=hs.integers(1, 4_000))
+def test_dsp_conv_steps_copied_rows_equal_each_step_alone(b, c, hw, o, k, stride, threads, vtcm, wgrad, budget,
+                                                          cap):
+    """The DSP conv driver copies a row's input part from the thread's previous step: every
+    multi-step generation (whole, sampled, or into a buffer too small) equals the steps made one
+    at a time, each from scratch, laid out one after the other."""
+    if k > hw + 2 * (k // 2):
+        k = 1
+    kind = "conv2d_wgrad" if wgrad else "conv2d"
+    op = _random_op(kind, "int8", b, c, hw, o, k, stride, 4)
+    plan = st.dsp_conv_plan(op, threads, b, 128, vtcm)
+    lines, kinds, off, done = plan.generate(0, plan.n_segments, budget, min(plan.n_segments, 3))
+    parts = [s for step in range(done) for s in plan.segment(step)]
+    assert np.array_equal(lines, np.concatenate([p[0] for p in parts]))
+    assert np.array_equal(kinds, np.concatenate([p[1] for p in parts]))
+    assert np.array_equal(np.diff(off), [p[0].size for p in parts])
+    # into a buffer of ``cap``: what is written is the stream's start (and all of it when it fits)
+    out_l, out_k = np.full(cap, -7, np.int64), np.zeros(cap, np.uint8)
+    off2 = np.zeros(plan.n_segments * threads + 1, np.int64)
+    n, done2 = sn.generate(plan.kernel, plan.params, plan.line_bytes, 0, plan.n_segments, budget,
+                           min(plan.n_segments, 3), out_l, out_k, off2)
+    if n <= cap:
+        assert (n, done2) == (lines.size, done)
+    m = min(n, cap, lines.size)
+    assert np.array_equal(out_l[:m], lines[:m]) and np.array_equal(out_k[:m], kinds[:m])

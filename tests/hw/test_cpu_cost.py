@@ -34,15 +34,18 @@ def test_conv_scales_with_cores(soc, model, monkeypatch):
     t1 = model.cost(CONV, _cfg(soc, [4])).time_s
     t4 = model.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s
     # with the fork-join mechanisms (socsim.hw.forkjoin: serial part, background preemption of
-    # the full big domain, fitted 0.16 since MNN's Express training step is costed) four big cores
-    # are well short of 4x (phones ~2.1-2.3x on whole steps)
-    assert 2.0 < t1 / t4 < 3.5
+    # the full big domain, fitted since MNN's Express training step is costed) four big cores
+    # are well short of 4x (phones ~2.1-2.3x on whole steps, where the fully connected layers'
+    # two MatMul threads and MNN's SGD chain take more: tests/hw/test_mnn_matmul_split.py)
+    ratio = t1 / t4
     # without them the compute-bound op scales near-linearly: the mechanisms, not the compute
     # or memory side, take the rest
     monkeypatch.setattr(forkjoin, "SERIAL_FRACTION", 0.0)
     monkeypatch.setattr(forkjoin, "BACKGROUND_UTIL_TOP", {"little": 0.0, "big": 0.0})
     bare = CpuCostModel(soc)
-    assert 3.3 < bare.cost(CONV, _cfg(soc, [4])).time_s / bare.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s <= 4.1
+    bare_ratio = bare.cost(CONV, _cfg(soc, [4])).time_s / bare.cost(CONV, _cfg(soc, [4, 5, 6, 7])).time_s
+    assert 3.3 < bare_ratio <= 4.1
+    assert 2.0 < ratio < 0.9 * bare_ratio
 
 
 def test_depthwise_does_not_scale(soc, model):

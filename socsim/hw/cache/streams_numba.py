@@ -236,65 +236,116 @@ def _group_cpu(kernel, P, k, t, out_l, out_k, n, line):
     return n
 
 
+@nb.njit(cache=True, inline="always")
+def _dsp_conv_inputs(P, b, oh, out_l, out_k, n, g0, line):
+    """The input rows that output row ``oh`` of image ``b`` reads (every input channel group's
+    window rows), appended at ``n``: the same for every output channel."""
+    C4, H, KH, ST, PD, row_in, in_base = P[3], P[4], P[5], P[6], P[7], P[10], P[12]
+    # the input rows of one output row, read in order: rows that follow each other in memory (a
+    # group's kh rows; every group's when the window covers all H rows) are one run [lo, hi).
+    # The same lines as a run per row: _emit collapses the line two touching runs share, so one
+    # emit of the union is the same stream (a small-row layer's ~20 emits per line became one;
+    # docs/performance.md, Cold planning)
+    lo = np.int64(-1)
+    hi = np.int64(-1)
+    for ci4 in range(C4):
+        for kh in range(KH):
+            ih = oh * ST - PD + kh
+            if 0 <= ih < H:
+                a = in_base + ((b * C4 + ci4) * H + ih) * row_in
+                if a == hi:
+                    hi += row_in
+                else:
+                    n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
+                    lo = a
+                    hi = a + row_in
+    return _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
+
+
 @nb.njit(cache=True)
-def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
-    """Stream of thread ``t`` in outer-loop step ``k`` of an HVX kernel (DSP_CONV, DSP_PLANE),
-    appended at ``n``."""
-    g0 = n
+def _drive_dsp_conv(P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    """:func:`_drive` for DSP_CONV: step ``k`` is output channel ``k`` over the whole batch (or,
+    one image at a time, channel ``k % O`` of image ``k // O``); each thread's rows, per row its
+    input rows then its output row.
+
+    A row's input part does not depend on the output channel, so a thread's next step over the
+    same rows copies it from the thread's previous group (where it was written whole) instead
+    of walking every (channel group, kernel row) again: the input region shares no line with the
+    weights or the outputs (the plan lays them out page-aligned, one after the other), so no
+    access around it collapses into it or it into them, and the copy is the stream the walk
+    writes.  Past the buffer (the sizing pass) the walk runs as before."""
     threads = P[0]
-    if kernel == DSP_CONV:
-        in_vtcm, wgrad, C4, H, KH, ST, PD, OH, O = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
-        row_in, orow, in_base, out_base, w_base, w_per_oc, rows, per_ctx = (P[10], P[11], P[12], P[13], P[14],
-                                                                           P[15], P[16], P[17])
-        per_image = P[18]
+    in_vtcm, wgrad, OH, O = P[1], P[2], P[8], P[9]
+    orow, out_base, w_base, w_per_oc, rows, per_ctx, per_image = P[11], P[13], P[14], P[15], P[16], P[17], P[18]
+    cap = out_l.shape[0]
+    okind = _READ if wgrad else _WRITE_FULL
+    beg = np.zeros((threads, max(per_ctx, 1)), dtype=np.int64)   # row i's input part in thread t's
+    end = np.zeros((threads, max(per_ctx, 1)), dtype=np.int64)   # last group: out_l[beg:end]
+    img_of = np.full(threads, -1, dtype=np.int64)                 # the rows' image (-1: none yet)
+    n = np.int64(0)
+    g = 0
+    k = k0
+    while k < k1:
         if per_image:                   # step k: image k // O, output channel k % O
             oc = k % O
-            r0 = (k // O) * OH
+            img = k // O
+            r0 = img * OH
             r1 = r0 + OH
         else:                           # step k: output channel k over the whole batch
             oc = k
+            img = 0
             r0 = 0
             r1 = rows
-        if not in_vtcm:
-            n = _emit(out_l, out_k, n, g0, w_base + oc * w_per_oc, w_per_oc, _READ, line)
-        okind = _READ if wgrad else _WRITE_FULL
-        for r in range(r0 + t * per_ctx, min(r1, r0 + (t + 1) * per_ctx)):
-            b = r // OH
-            oh = r % OH
-            # the input rows of one output row, read in order: rows that follow each other in
-            # memory (a group's kh rows; every group's when the window covers all H rows) are one
-            # run [lo, hi).  The same lines as a run per row: _emit collapses the line two
-            # touching runs share, so one emit of the union is the same stream (a small-row
-            # layer's ~20 emits per line became one; docs/performance.md, Cold planning)
-            lo = np.int64(-1)
-            hi = np.int64(-1)
-            for ci4 in range(C4):
-                for kh in range(KH):
-                    ih = oh * ST - PD + kh
-                    if 0 <= ih < H:
-                        a = in_base + ((b * C4 + ci4) * H + ih) * row_in
-                        if a == hi:
-                            hi += row_in
-                        else:
-                            n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
-                            lo = a
-                            hi = a + row_in
-            n = _emit_read(out_l, out_k, n, g0, lo, hi - lo, line)
-            n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
-    else:  # DSP_PLANE
-        H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
-        pl = k * threads + t
-        if pl < planes:
-            ibase = pl * H * W
-            for oh in range(OH):
-                for r in range(KH):
-                    ih = oh * ST - PD + r
-                    if 0 <= ih < H:
-                        n = _emit(out_l, out_k, n, g0, ibase + ih * W, W, _READ, line)
-                n = _emit(out_l, out_k, n, g0, out_base + (pl * OH + oh) * orow, orow, _WRITE_FULL, line)
+        for t in range(threads):
+            off[g] = n
+            g0 = n
+            if not in_vtcm:
+                n = _emit(out_l, out_k, n, g0, w_base + oc * w_per_oc, w_per_oc, _READ, line)
+            same = img_of[t] == img
+            i = 0
+            for r in range(r0 + t * per_ctx, min(r1, r0 + (t + 1) * per_ctx)):
+                b = r // OH
+                oh = r % OH
+                s = n
+                ln = end[t, i] - beg[t, i]
+                if same and end[t, i] <= cap and n + ln <= cap:
+                    src = beg[t, i]
+                    for j in range(ln):
+                        out_l[n + j] = out_l[src + j]
+                        out_k[n + j] = out_k[src + j]
+                    n += ln
+                else:
+                    n = _dsp_conv_inputs(P, b, oh, out_l, out_k, n, g0, line)
+                beg[t, i] = s
+                end[t, i] = n
+                n = _emit(out_l, out_k, n, g0, out_base + ((b * O + oc) * OH + oh) * orow, orow, okind, line)
+                i += 1
+            img_of[t] = img
+            g += 1
+        k += 1
+        if n >= budget and k - k0 >= min_segs:
+            break
+    off[g] = n
+    return n, k - k0
+
+
+@nb.njit(cache=True)
+def _group_dsp(kernel, P, k, t, out_l, out_k, n, line):
+    """Stream of thread ``t`` in outer-loop step ``k`` of DSP_PLANE, appended at ``n`` (DSP_CONV has
+    a driver of its own, :func:`_drive_dsp_conv`)."""
+    g0 = n
+    threads = P[0]
+    H, W, KH, ST, PD, OH, orow, out_base, planes = P[1], P[2], P[3], P[4], P[5], P[6], P[7], P[8], P[9]
+    pl = k * threads + t
+    if pl < planes:
+        ibase = pl * H * W
+        for oh in range(OH):
+            for r in range(KH):
+                ih = oh * ST - PD + r
+                if 0 <= ih < H:
+                    n = _emit(out_l, out_k, n, g0, ibase + ih * W, W, _READ, line)
+            n = _emit(out_l, out_k, n, g0, out_base + (pl * OH + oh) * orow, orow, _WRITE_FULL, line)
     return n
-
-
 
 
 @nb.njit(cache=True, inline="always")
@@ -326,6 +377,8 @@ def _generate_cpu(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
 
 @nb.njit(cache=True)
 def _generate_dsp(kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off):
+    if kernel == DSP_CONV:
+        return _drive_dsp_conv(P, line, k0, k1, budget, min_segs, out_l, out_k, off)
     return _drive(_group_dsp, kernel, P, line, k0, k1, budget, min_segs, out_l, out_k, off)
 
 
