@@ -29,6 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from socsim.hostcpus import free_cpus, usable_cpus
+
 _PKG = Path(__file__).resolve().parent
 
 #: the modules that hold numba kernels (their sources key the marker: a changed kernel compiles again)
@@ -110,24 +112,6 @@ _prefetched = False   # one set of children per process at most
 PREFETCH_TIMEOUT_S = 300.0
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _free_cpus() -> int:
-    """The CPUs beside this process's own that other work leaves free: the CPUs less one, less
-    the whole part of the 1-minute load average; on a busy machine a child would only take
-    turns with this process and add its start-up to the run (docs/performance.md, First run)."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = 0.0
-    return max(0, _cpus() - 1 - int(load))
-
-
 def _driver_cached() -> bool:
     """Whether numba's on-disk cache already holds a compiled cache-model driver for this code
     (its index, read as numba reads it: a stale source stamp reads as empty); the marker
@@ -142,7 +126,7 @@ def _driver_cached() -> bool:
 def prefetch() -> bool:
     """Start compiling kernels in child processes when this run would compile them (numba's
     cache lacks the cache model's driver) and a CPU is free to do it alongside
-    (:func:`_free_cpus`): one child compiles the driver (:func:`compile_driver`); with a second
+    (:func:`socsim.hostcpus.free_cpus`): one child compiles the driver (:func:`compile_driver`); with a second
     free CPU another compiles the engine's kernels (:func:`compile_engine_kernels`; else this
     process does while it waits for the first).  Once per process, only in a main process (a
     sweep's or fleet's workers compile as before).  ``SOCSIM_PREFETCH``: ``auto`` (the default),
@@ -167,14 +151,14 @@ def prefetch() -> bool:
 
 
 def _allowed() -> int:
-    """How many children may start now (``SOCSIM_PREFETCH`` and :func:`_free_cpus`; none in a
+    """How many children may start now (``SOCSIM_PREFETCH`` and :func:`socsim.hostcpus.free_cpus`; none in a
     worker process or where Python cannot name its own executable)."""
     import multiprocessing
 
     mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
     if mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or not sys.executable:
         return 0
-    return max(0, _cpus() - 1) if mode == "on" else _free_cpus()
+    return max(0, usable_cpus() - 1) if mode == "on" else free_cpus()
 
 
 def _spawn(call: str) -> subprocess.Popen | None:
