@@ -29,6 +29,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from socsim.hostcpus import free_cpus, usable_cpus
+
 _PKG = Path(__file__).resolve().parent
 
 #: the modules that hold numba kernels (their sources key the marker: a changed kernel compiles again)
@@ -110,24 +112,6 @@ _prefetched = False   # one set of children per process at most
 PREFETCH_TIMEOUT_S = 300.0
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _free_cpus() -> int:
-    """The CPUs beside this process's own that other work leaves free: the CPUs less one, less
-    the whole part of the 1-minute load average; on a busy machine a child would only take
-    turns with this process and add its start-up to the run (docs/performance.md, First run)."""
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = 0.0
-    return max(0, _cpus() - 1 - int(load))
-
-
 def _driver_cached() -> bool:
     """Whether numba's on-disk cache already holds a compiled cache-model driver for this code
     (its index, read as numba reads it: a stale source stamp reads as empty); the marker
@@ -142,7 +126,7 @@ def _driver_cached() -> bool:
 def prefetch() -> bool:
     """Start compiling kernels in child processes when this run would compile them (numba's
     cache lacks the cache model's driver) and a CPU is free to do it alongside
-    (:func:`_free_cpus`): one child compiles the driver (:func:`compile_driver`); with a second
+    (:func:`socsim.hostcpus.free_cpus`): one child compiles the driver (:func:`compile_driver`); with a second
     free CPU another compiles the engine's kernels (:func:`compile_engine_kernels`; else this
     process does while it waits for the first).  Once per process, only in a main process (a
     sweep's or fleet's workers compile as before).  ``SOCSIM_PREFETCH``: ``auto`` (the default),
@@ -167,14 +151,14 @@ def prefetch() -> bool:
 
 
 def _allowed() -> int:
-    """How many children may start now (``SOCSIM_PREFETCH`` and :func:`_free_cpus`; none in a
+    """How many children may start now (``SOCSIM_PREFETCH`` and :func:`socsim.hostcpus.free_cpus`; none in a
     worker process or where Python cannot name its own executable)."""
     import multiprocessing
 
     mode = os.environ.get("SOCSIM_PREFETCH", "auto").lower()
     if mode in ("off", "0", "no", "false") or multiprocessing.parent_process() is not None or not sys.executable:
         return 0
-    return max(0, _cpus() - 1) if mode == "on" else _free_cpus()
+    return max(0, usable_cpus() - 1) if mode == "on" else free_cpus()
 
 
 def _spawn(call: str) -> subprocess.Popen | None:
@@ -246,20 +230,26 @@ def compile_driver() -> None:
 
 def compile_engine_kernels() -> None:
     """Compile the engine's small kernels a run calls after the op costing (the power sampling's
-    pieces, the thermal network's modal scan, the battery's profile terms), each for the
+    pieces, the thermal network's modal steps, the battery's step and profile terms, the
+    peaks), each for the
     argument types the engine passes (readonly where the engine's are), on tiny inputs; called
     by :func:`await_prefetch` while the child still compiles the cache model's driver, or by a
     child of its own (:func:`prefetch`)."""
     import numpy as np
 
-    from socsim.engine.pieces_kernel import pieces, sample_offsets
-    from socsim.hw.battery_kernel import profile_terms
-    from socsim.hw.thermal_scan import modal_scan
+    from socsim.engine.pieces_kernel import part_peaks, pieces, sample_offsets
+    from socsim.hw.battery_kernel import profile_terms, step_currents
+    from socsim.hw.thermal_scan import modal_steps, neg_rate_steps
 
     _, offs = sample_offsets(0.0, 0.5, 1.0, 1, 1.0)
     edges = np.array([0.0, 1.0])
     cum_dyn = np.zeros((2, 1))
     edges.flags.writeable = cum_dyn.flags.writeable = False   # the engine's templates are readonly
     pieces(offs, 0.0, edges, cum_dyn, 1.0, np.zeros(1), np.zeros(1))
-    modal_scan(np.zeros(1), np.ones((1, 1)), np.zeros((1, 1)))
+    rates = np.ones(1)
+    rates.flags.writeable = False   # the thermal network's rates are readonly
+    neg_lt, _, _ = neg_rate_steps(np.ones(1), rates)
+    modal_steps(np.zeros(1), np.ones((1, 1)), neg_lt, rates, np.zeros(1, np.bool_), np.ones(1), np.zeros((1, 1)))
     profile_terms(3.8, 0.1, np.ones(1), 0.0, 1.0)
+    part_peaks(np.ones((1, 1)), np.ones((1, 1)), 0.0, np.zeros(1))
+    step_currents(0.1, -20.0, 60.0, 2400.0, 25.0, np.zeros(2), np.ones(2), 0.5, 1.0, 1.0, 1.0, 4.4)

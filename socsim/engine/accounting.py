@@ -52,11 +52,15 @@ class Accounting:
         # the GPU is a cooling device only where a zone caps it (the others keep their caps as before)
         gpu_capped = soc.gpu is not None and any("gpu" in z.caps for z in soc.thermal.zones)
         self.governor = ThrottleGovernor(soc.thermal, soc.cpu.clusters, gpu=soc.gpu if gpu_capped else None)
-        self.gov_state = self.governor.initial_state()
+        self._gov_state = self.governor.initial_state()
+        # the governor's state is ``_gov_state`` as the compiled poll scans left it: their arrays
+        # hold the zones' newer last readings until ``gov_state`` is read (ThrottleGovernor.scanned)
+        self._gov_scanned = False
         # a zone with a trip crossed or steps taken (the governor can act whatever the readings);
         # only a poll through _govern changes these
-        self._gov_active = any(zs.tripped or zs.steps for zs in self.gov_state.zones)
-        self.caps = self.governor.caps_mhz(self.gov_state)
+        self._gov_active = any(zs.tripped or zs.steps for zs in self._gov_state.zones)
+        self._gov_tripped = any(zs.tripped for zs in self._gov_state.zones)
+        self.caps = self.governor.caps_mhz(self._gov_state)
         self.temps = self.thermal.initial_temps(env_spec.initial_temp_c)
         self.battery = BatteryState.initial(soc.battery, env_spec.initial_soc)
         self.sample_s = workload.output.sample_ms * 1e-3
@@ -95,6 +99,14 @@ class Accounting:
         self._throttled = False
         # below this reading a zone is far from its first trip: the governor cannot act
         self._zone_alert = np.array([(min(z.trips_c) - 5.0) if z.trips_c else math.inf for z in zones])
+        self._zone_hot = self._zone_alert + 5.0   # at or above: a poll that is "hot" (the scan's)
+        # each of the governor's zones' column among those read (-1: not read)
+        read_col = {z.name: i for i, z in enumerate(zones)}
+        self._gov_read_cols = np.array([read_col.get(z.name, -1) if present else -1
+                                        for z, present in zip(soc.thermal.zones, self._gov_cols)], np.int64)
+        # the zone readings of ``temps`` the last part ended on (temps, readings): the next part
+        # decides from them whether a zone is near a trip, where they are clear of it
+        self._last_read: tuple[np.ndarray, np.ndarray] | None = None
         # sampling state (docs/modeling.md, Outputs): the row at the last sampling boundary waits
         # for the interval after it; its state (energy so far, temperatures, charge) is known, its
         # interval means (power, current, voltage) build up in the windows; ``_row_fwd`` (the
@@ -110,8 +122,23 @@ class Accounting:
         self._window_q_c = 0.0   # charge drawn since the row (coulombs)
         self._window_vs = 0.0    # terminal volt-seconds since the row
         self.publish()
+        self._zone_peaks: np.ndarray | None = None   # the zones' peaks so far, as _peaks' kernel keeps them
         # the peaks start from the initial state (a run the scheduler declines at once has them)
         self._peaks(self.temps[None, :], self._zones_read.read(self.temps[None, :]))
+
+    @property
+    def gov_state(self):
+        """The throttling governor's state (socsim.hw.thermal.ThrottleState)."""
+        if self._gov_scanned:
+            self._gov_state = self.governor.scanned(self._gov_state)
+            self._gov_scanned = False
+        return self._gov_state
+
+    @gov_state.setter
+    def gov_state(self, state) -> None:
+        self._gov_state = state
+        self._gov_scanned = False
+        self._gov_tripped = any(zs.tripped for zs in state.zones)   # (the scans change no zone's trips)
 
     def publish(self) -> None:
         """Mirror the live readings into the run context: the zone temperatures, the cluster
@@ -178,7 +205,7 @@ class Accounting:
         # too, so its decisions do not depend on the output's sampling period
         polls: np.ndarray | None = None
         samples: np.ndarray | None = None
-        if self._near(self._zones_read.read(self.temps[None, :])) and math.isfinite(self._poll_s):
+        if math.isfinite(self._poll_s) and (self._gov_active or self._near_now()):
             offs, polls, samples = self._poll_grid(offs, t0, t1, dur)
         pieces = self._pieces(tpl, a, cum0, offs, static_mw)
         step = self._battery(before, pieces, dur, batt_temp, charging_w)
@@ -213,7 +240,9 @@ class Accounting:
         recording = not isinstance(self.recorder, NullRecorder)
         if polls is not None and samples is not None:
             # the sampling boundaries among the pieces: the samples see pieces between them
-            samples = samples[samples <= (stop if stop is not None else len(offs))]
+            # (all of them, indices into ``offs``, unless the part stopped early)
+            if stop is not None:
+                samples = samples[samples <= stop]
             n_grid = len(samples)
             grid = grid[:n_grid]
         if not recording:
@@ -229,6 +258,7 @@ class Accounting:
             offs_s, dts_s, piece_s, temps_s = offs, dts, piece_j, temps
         self._peaks(temps, zt)
         self.temps = temps[-1]
+        self._last_read = (self.temps, zt[-1])
         if dur > 0:
             self.battery, self._batt_i, self._batt_v = step[:3]
             self._charging_w = charging_w
@@ -262,15 +292,30 @@ class Accounting:
         return base + leak * np.exp2((t - 25.0) / doubling), fg_mw
 
     def _peaks(self, temps: np.ndarray, zt: np.ndarray) -> None:
-        """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on."""
+        """Peak node and zone temperatures over a batch's pieces; the zone readings it ends on.
+        In one compiled call (pieces_kernel.part_peaks) where it is exact, else in numpy."""
         st = self.stats
+        peaks = st.zone_peak_c
+        arr = self._zone_peaks
+        if arr is not None:
+            new, exact, moved = pieces_kernel.part_peaks(temps, zt, st.peak_c, arr)
+            if exact:
+                st.peak_c = new
+                if moved:
+                    for z, v in zip(self._zone_names, arr.tolist()):
+                        if v != peaks[z]:
+                            peaks[z] = v
+                self.rctx.temps_c = dict(zip(self._zone_names, zt[-1].tolist()))
+                return
         st.peak_c = max(st.peak_c, float(_MAX(temps, axis=None)))
         zmax = _MAX(zt, axis=0).tolist() if len(zt) else []
-        peaks = st.zone_peak_c
         for z, v in zip(self._zone_names, zmax):
             if v > peaks.get(z, -math.inf):
                 peaks[z] = v
         self.rctx.temps_c = dict(zip(self._zone_names, zt[-1].tolist()))
+        # the zones' peaks as the compiled call keeps them (every zone has one after a part)
+        self._zone_peaks = (np.array([peaks[z] for z in self._zone_names], float)
+                            if all(z in peaks for z in self._zone_names) else None)
 
     def _poll_grid(self, offs: np.ndarray, t0: float, t1: float,
                    dur: float) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -338,6 +383,20 @@ class Accounting:
             return self._gov_active
         return bool((zt.max(axis=0) >= self._zone_alert).any())
 
+    def _near_now(self) -> bool:
+        """:meth:`_near` over the zones' readings of the current temperatures.  Those the last
+        part ended on decide it where every reading is clear of its zone's alert level by 1e-6 C
+        (a reading of the same temperatures in another block may differ in its last bits: the
+        virtual zones' weighted sums), else the temperatures are read again."""
+        held = self._last_read
+        if held is not None and held[0] is self.temps and not self._gov_active and len(held[1]):
+            row = held[1]
+            if not (row >= self._zone_alert - 1e-6).any():
+                return False
+            if (row >= self._zone_alert + 1e-6).any():
+                return True
+        return self._near(self._zones_read.read(self.temps[None, :]))
+
     def _poll(self, zt: np.ndarray, ends: np.ndarray, t1: float,
               stop_if: Callable[[dict[str, float]], bool] | None, polls: np.ndarray | None = None) -> int | None:
         """Governor polls over a batch's pieces (zone readings ``zt`` at the piece ends ``ends``;
@@ -348,28 +407,26 @@ class Accounting:
             return None
         # the governor polls every ``polling_s``; between polls nothing can change, nor at a
         # poll with every zone idle and below its first trip (step_wise no-op)
-        at = np.flatnonzero(polls)
-        zt_at = zt[at]
-        hot = np.asarray((zt_at >= self._zone_alert + 5.0).any(axis=1), dtype=np.bool_)
-        ends_at = np.ascontiguousarray(ends[at], float)
-        # the readings by the governor's zones (a zone on the ambient node is not read)
-        gz = np.zeros((len(at), len(self._gov_cols)))
-        gz[:, self._gov_present] = zt_at
+        ends = np.ascontiguousarray(ends, float)
         names = self._zone_names
+        gov = self.governor
         j = 0
-        while j < len(at):
-            idle = not self._throttled and not any(zs.tripped for zs in self.gov_state.zones)
+        while j < len(ends):
+            idle = not self._throttled and not self._gov_tripped
             # the polls that change nothing but the zones' last readings, in one compiled scan
-            # (the same decisions as ThrottleGovernor.update; see its quiet_polls)
-            self.gov_state, j, self._last_poll_s = self.governor.quiet_polls(
-                self.gov_state, ends_at, gz, self._gov_present, hot, j, idle, self._last_poll_s, self._poll_s)
+            # (the same decisions as ThrottleGovernor.update; see its quiet_polls); the state
+            # they leave is built when it is read (``gov_state``)
+            j, self._last_poll_s = gov.quiet_polls_pieces(self._gov_state, ends, zt, polls, self._zone_hot,
+                                                          self._gov_read_cols, j, idle, self._last_poll_s,
+                                                          self._poll_s)
+            self._gov_scanned = True
             if j < 0:
                 break
-            e = float(ends_at[j])
+            e = float(ends[j])
             self._last_poll_s = e
-            changed = self._govern(dict(zip(names, zt_at[j].tolist())), e)
+            changed = self._govern(dict(zip(names, zt[j].tolist())), e)
             if changed and stop_if is not None and e < t1 - 1e-9 and stop_if(self.caps):
-                return int(at[j])
+                return j
             j += 1
         return None
 

@@ -153,7 +153,7 @@ WARM_SERIAL_S = 0.5
 def parallel_jobs() -> int:
     """Worker processes :meth:`CostOracle.warm_cpu` may use: ``SOCSIM_JOBS=N`` (capped at the
     CPUs this process may run on), or, unset or ``auto``, this process's CPU and those the
-    1-minute load average leaves free beside it (socsim.kernels, the same rule as the first
+    1-minute load average leaves free beside it (socsim.hostcpus, the same rule as the first
     run's compiling child): 2 on an idle 2-core machine, 1 on a busy one or a 1-core one, and 1
     whenever this process runs another thread (a progress display, a kernel's thread pool),
     which a fork could catch holding a lock.  The results are the same for any number."""
@@ -169,11 +169,11 @@ def parallel_jobs() -> int:
     if env in ("", "auto"):
         import threading
 
-        from socsim.kernels import _free_cpus
+        from socsim import hostcpus
 
         if threading.active_count() > 1:
             return 1
-        return max(1, min(n, 1 + _free_cpus()))
+        return max(1, min(n, 1 + hostcpus.free_cpus()))
     from socsim.errors import InputError
     try:
         cap = int(env)

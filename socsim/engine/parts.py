@@ -2,8 +2,7 @@
 thermal caps leave alone is one part), and what is read off them: busy time, op slices."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from socsim.engine.template import BatchTemplate
 
@@ -11,10 +10,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from socsim.engine.recorder import Recorder
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(NamedTuple):
     """A stretch of a batch at one operating point: offsets [a_s, b_s] of ``tpl``, from
-    ``t_s``.  ``training`` is False for a config switch the batch pays before its ops."""
+    ``t_s``.  ``training`` is False for a config switch the batch pays before its ops.
+    (A named tuple: immutable, and cheap to make once per batch.)"""
 
     t_s: float
     tpl: BatchTemplate

@@ -196,3 +196,54 @@ def poll_grid(offs: np.ndarray, ps: float, k0: int, k1: int, t0: float,
             samples[c] = k
             c += 1
     return fine, polls, samples
+
+
+@njit(cache=True, fastmath=False)
+def part_peaks(temps: np.ndarray, zt: np.ndarray, peak_c: float, zone_peaks: np.ndarray) -> tuple[float, bool, bool]:
+    """The peaks after a part (socsim.engine.accounting.Accounting._peaks, whose numpy form
+    this is): ``max(peak_c, the largest of temps)`` as Python's max gives it (a NaN reading is
+    not a peak), and each zone's peak ``zone_peaks`` raised, in place, to the largest of its
+    readings ``zt`` above it.  Returns (the new peak, whether exact, whether a zone's peak
+    moved).  Not exact (nothing written) where the largest of ``temps`` or of a zone's readings
+    is a zero, whose sign numpy's maximum may give otherwise, or ``temps`` is empty: the
+    caller then takes the numpy form."""
+    n, m = temps.shape
+    if n * m == 0:
+        return peak_c, False, False
+    top = -np.inf
+    nan = False
+    for k in range(n):
+        for j in range(m):
+            v = temps[k, j]
+            if v != v:
+                nan = True
+            elif v > top:
+                top = v
+    if not nan and top == 0.0:
+        return peak_c, False, False
+    nz = zt.shape[1]
+    cols = np.empty(nz)
+    for j in range(nz):
+        c = -np.inf
+        cnan = False
+        for k in range(zt.shape[0]):
+            v = zt[k, j]
+            if v != v:
+                cnan = True
+            elif v > c:
+                c = v
+        if cnan:
+            c = np.nan       # (a NaN maximum raises no peak)
+        elif c == 0.0 and zt.shape[0] > 0:
+            return peak_c, False, False
+        cols[j] = c
+    moved = False
+    if zt.shape[0] > 0:
+        for j in range(nz):
+            if cols[j] > zone_peaks[j]:
+                zone_peaks[j] = cols[j]
+                moved = True
+    new = peak_c
+    if not nan and top > peak_c:
+        new = top
+    return new, True, moved

@@ -76,6 +76,10 @@ class Engine(PlanSwitching, Environment):
         self.rails = self.walker.rails
         self.ridx = self.walker.ridx
         self.env = simpy.Environment()
+        # a part whose end comes before every other event moves the clock in place of an event
+        # (``_run_batch``; SimPy's own clock, ``Environment._now``, as its step sets it)
+        self._clock_inline = type(self.env) is simpy.Environment and isinstance(getattr(self.env, "_now", None),
+                                                                                 (int, float))
         self.rctx = RunContext(plan_ctx=self.pctx, charging=workload.environment.charging)
         self.stats = RunStats()
         self._templates: dict[tuple, tuple[Plan, Continued | None, BatchTemplate]] = {}
@@ -86,7 +90,7 @@ class Engine(PlanSwitching, Environment):
         self._dsp_prepared: dict[int, tuple] = {}
         self._freqs: dict[str, float] = {}
         # _capped's operating points by (request, caps, GPU clock): a pure function of them
-        self._capped_memo: dict[tuple, dict[str, float]] = {}
+        self._capped_memo: dict[tuple, tuple[dict[str, float], bool, tuple]] = {}
         # pure functions of their keys, asked once per batch (bounded: cleared when full)
         self._requested_memo: dict[tuple, tuple[Plan, dict[str, float]]] = {}
         self._util_memo: dict[tuple, dict[str, float]] = {}
@@ -94,6 +98,8 @@ class Engine(PlanSwitching, Environment):
         self._on_memo: dict[int, tuple[dict[str, float], list[tuple[str, str]]]] = {}
         self._counts_memo: dict[int, tuple[BatchTemplate, list[tuple[str, int]]]] = {}
         self._util: dict[str, float] = {}
+        self._fg_of: dict | None = None   # the interference dict ``_fg`` was made of
+        self._fg: tuple = ((), None)
         # the GPU devfreq governor's frequency (socsim.hw.gpu_dvfs): the top OPP until a batch
         # with GPU work has been sampled
         self._gpu_mhz = soc.gpu.opps[-1].freq_mhz if soc.gpu is not None else 0.0
@@ -177,7 +183,11 @@ class Engine(PlanSwitching, Environment):
             self._plan_in_force(plan, self.env.now)  # again, after a batch a continuation finished
             prep = plan.dsp_graph == "per_batch" or (plan.dsp_graph == "reuse"
                                                      and id(plan.steps) not in self._dsp_prepared)
-            fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
+            if self._fg_of is not self._interference or self._fg[1] is not self._bg_dram_gbs:
+                # (the foreground apps change both by assignment: the key once per change)
+                self._fg_of = self._interference
+                self._fg = (tuple(sorted(self._interference.items())), self._bg_dram_gbs)
+            fg = self._fg
             loads = tuple(self._active_loads)  # the foreground apps this batch runs with
             ran = yield from self._run_batch(plan, prep, fg, parts)  # ``plan``, or the continuation that finished it
             if prep:
@@ -276,9 +286,10 @@ class Engine(PlanSwitching, Environment):
         runs at that moment, and a continuation it hands (``RunContext.continue_batch``) carries
         the batch on from the step in progress.  Returns the plan the batch ended with."""
         request = self._requested(plan)
-        freqs = self._capped(request)
+        freqs, throttled, fkey = self._capped_entry(request, self.acct.caps)
+        freqs = dict(freqs)
         cont: Continued | None = None
-        tpl = self._template(plan, freqs, prep, fg)
+        tpl = self._template(plan, freqs, prep, fg, fkey=fkey)
         a = 0.0
         while True:
             t = self.env.now
@@ -301,21 +312,31 @@ class Engine(PlanSwitching, Environment):
 
             b, energy = self.acct.account(t, tpl, plan, freqs, a, caps_change, None if end is None else a + end)
             parts.append(Part(t, tpl, a, b, energy))
-            if any(freqs[c] < request[c] for c in request):  # a cap holds a cluster below its request
+            if throttled:  # a cap holds a cluster below its request
                 self.stats.time_throttled_s += b - a
             self._freqs = freqs
-            yield self.env.timeout(b - a)
+            env, d = self.env, b - a
+            queue = env._queue
+            if self._clock_inline and (not queue or queue[0][0] > env._now + d):
+                # nothing else is due before this part ends: the clock moves to its end as the
+                # timeout's event would move it there (SimPy's Environment.schedule, then step:
+                # now + delay), without the event (the training process is the only one to run)
+                env._now = env._now + d
+            else:
+                yield env.timeout(d)
             if b >= tpl.duration_s:
                 return plan
-            freqs = self._capped(request)
-            nxt = self._template(plan, freqs, prep, fg, cont)
+            freqs, throttled, fkey = self._capped_entry(request, self.acct.caps)
+            freqs = dict(freqs)
+            nxt = self._template(plan, freqs, prep, fg, cont, fkey=fkey)
             a = tpl.map_offset(b, nxt)
             tpl = nxt
 
     def _template(self, plan: Plan, freqs: dict[str, float], prep: bool, fg: tuple,
-                  cont: Continued | None = None) -> BatchTemplate:
-        """The batch's timeline at this operating point and interference, walked once."""
-        key = (id(plan), tuple(sorted(freqs.items())), prep, fg,
+                  cont: Continued | None = None, fkey: tuple | None = None) -> BatchTemplate:
+        """The batch's timeline at this operating point and interference, walked once
+        (``fkey``: ``freqs``' sorted items, where the caller holds them)."""
+        key = (id(plan), tuple(sorted(freqs.items())) if fkey is None else fkey, prep, fg,
                None if cont is None else (id(cont.head), cont.inserted))
         hit = self._templates.get(key)
         if hit is not None:
@@ -372,12 +393,19 @@ class Engine(PlanSwitching, Environment):
 
     def _capped(self, request: dict[str, float], caps: dict[str, float] | None = None) -> dict[str, float]:
         """The operating point of ``request`` under the thermal caps (default: those in force)."""
-        caps = self.acct.caps if caps is None else caps
+        return dict(self._capped_entry(request, self.acct.caps if caps is None else caps)[0])
+
+    def _capped_entry(self, request: dict[str, float], caps: dict[str, float]) -> tuple[dict[str, float], bool, tuple]:
+        """:meth:`_capped`'s operating point (not to be written to), whether a cap holds a
+        cluster below its request, and the point's sorted items (the template's key): pure
+        functions of (request, caps, GPU clock), memoised on them."""
         key = (tuple(request.items()), tuple(caps.items()), self._gpu_mhz)
         hit = self._capped_memo.get(key)
         if hit is None:
-            hit = self._capped_memo[key] = self._capped_at(request, caps)
-        return dict(hit)
+            freqs = self._capped_at(request, caps)
+            hit = self._capped_memo[key] = (freqs, any(freqs[c] < request[c] for c in request),
+                                            tuple(sorted(freqs.items())))
+        return hit
 
     def _capped_at(self, request: dict[str, float], caps: dict[str, float]) -> dict[str, float]:
         clamp = self.acct.governor.clamp

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from socsim.hw.battery_kernel import profile_terms
+from socsim.hw.battery_kernel import profile_terms, step_currents
 from socsim.spec.soc import Battery
 
 COULOMB_PER_MAH = 3.6
@@ -172,19 +172,22 @@ def battery_step(spec: Battery, state: BatteryState, power_w: float, dt_s: float
         raise ValueError(f"dt_s must be >= 0, got {dt_s}")
     supply_w = charger_supply_w(spec, charging_w)
     net_w = power_w - supply_w
-    r = internal_resistance_ohm(spec, temp_c)
     if dt_s == 0.0:
+        r = internal_resistance_ohm(spec, temp_c)
         ocv = ocv_v(spec, state.soc)
         i = max(pack_current_a(ocv, r, net_w), -cv_limit_a(spec, ocv, r))
         if (i < 0.0 and state.charge_c >= state.capacity_c) or (i > 0.0 and state.charge_c <= 0.0):
             i = 0.0                      # a full pack takes no charge, an empty one gives none
         return state, i, ocv - i * r
-    ocv0 = ocv_v(spec, state.soc)
-    i0 = max(pack_current_a(ocv0, r, net_w), -cv_limit_a(spec, ocv0, r))
-    soc_mid = min(max(state.soc - 0.5 * i0 * dt_s / state.capacity_c, 0.0), 1.0)
-    ocv = ocv_v(spec, soc_mid)
-    i_cv = cv_limit_a(spec, ocv, r)
-    i = max(pack_current_a(ocv, r, net_w), -i_cv)
+    # r = internal_resistance_ohm(spec, temp_c); the OCV at the state of charge, the current then,
+    # the midpoint state of charge, the OCV there, cv_limit_a and pack_current_a there: in one
+    # compiled call (socsim.hw.battery_kernel.step_currents; the same operations as these
+    # functions; tests/hw/test_battery_kernel.py)
+    xs, ys = _ocv_table(spec)
+    r, ocv, i_cv, i = step_currents(float(spec.internal_resistance_ohm), R_TEMP_RANGE_C[0], R_TEMP_RANGE_C[1],
+                                    R_ACTIVATION_K, float(temp_c), xs, ys, float(state.soc),
+                                    float(state.capacity_c), float(net_w), float(dt_s),
+                                    float(spec.charge_voltage_v))
     energy_j = loss_j = None
     if profile is not None and len(profile[0]) > 1:   # one piece: its power is the mean
         pw, pdt = np.asarray(profile[0], float), np.asarray(profile[1], float)

@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 
 import numpy as np
 
-from socsim.hw.thermal_scan import modal_scan, quiet_polls
+from socsim.hw.thermal_scan import modal_steps, neg_rate_steps, quiet_polls, quiet_polls_pieces
 from socsim.spec.soc import Cluster, Thermal
 
 DEFAULT_POLLING_S = 0.25  # sm8250.dtsi cpu*-thermal polling-delay-passive = <250> ms
@@ -83,6 +83,9 @@ class ThermalNetwork:
         self._to_node = _frozen(d[:, None] * q)       # V = C^-1/2 Q: modal -> theta
         self._to_modal = _frozen(q.T * np.sqrt(c)[None, :])  # W = Q^T C^1/2: theta -> modal
         self._power_to_modal = _frozen(self._to_node.T)      # V^T = Q^T C^-1/2: power -> modal rate
+        # the transposes advance_many multiplies by (views: the same memory and strides as ``.T``)
+        self._power_to_modal_t = self._power_to_modal.T
+        self._to_node_t = self._to_node.T
         self._factors = lru_cache(maxsize=256)(self._modal_factors)
         self._heat_nodes = {rail: (None if node == spec.ambient_node else self._index[node])
                             for rail, node in spec.heat_sources.items()}
@@ -159,21 +162,22 @@ class ThermalNetwork:
         """Temperatures after each of consecutive steps (rows of ``node_power_w``, lengths
         ``dts_s``), each with constant power: the same exact solution as :meth:`advance`, for a
         whole batch at once.  Returns a (steps x nodes) array."""
-        dts = np.asarray(dts_s, float)
-        # (ufunc reductions called directly: dts.min(initial=0.0) and dts.sum(), without the
-        # method wrappers' cost; NaN fails the first)
-        if not (_MIN(dts, initial=0.0) >= 0.0 and math.isfinite(_SUM(dts))):
-            raise ValueError("step lengths must be finite and >= 0")
-        neg_lt = -(dts[:, None] * self.rates_per_s[None, :])
-        decay = np.exp(neg_lt)
-        # -expm1(-lambda dt) / lambda, and dt for a mode with lambda = 0 (divided by 1, replaced)
-        gain = -np.expm1(neg_lt) / self._safe_rates
-        if self._any_zero_mode:
-            gain[:, self._zero_modes] = dts[:, None]
-        drive = gain * (np.asarray(node_power_w, float) @ self._power_to_modal.T)
+        dts = np.ascontiguousarray(dts_s, float)
+        # -(dts[:, None] * rates[None, :]) compiled, with the checks (NaN is not >= 0; a sum of
+        # steps past ~1e300 is checked as numpy sums it)
+        neg_lt, ok, total = neg_rate_steps(dts, self.rates_per_s)
+        if not ok or not total < 1e300:
+            if not (_MIN(dts, initial=0.0) >= 0.0 and math.isfinite(_SUM(dts))):
+                raise ValueError("step lengths must be finite and >= 0")
+        decay = np.exp(neg_lt)   # (numpy's exp and expm1, as before)
+        em1 = np.expm1(neg_lt)
+        # the modes' drive, gain * (power @ V), with gain -expm1(-lambda dt) / lambda, and dt for a
+        # mode with lambda = 0, built in the compiled scan (modal_steps: the same operations as
+        # ``-em1 / safe_rates``, then ``gain * modal_w``, then modal_scan)
+        modal_w = np.asarray(node_power_w, float) @ self._power_to_modal_t
         z = self._to_modal @ (np.asarray(temps, float) - self.ambient_c)
-        out = modal_scan(z, decay, drive)   # (all three are fresh, C-contiguous arrays)
-        return self.ambient_c + out @ self._to_node.T
+        out = modal_steps(z, decay, em1, self._safe_rates, self._zero_modes, dts, modal_w)
+        return self.ambient_c + out @ self._to_node_t
 
     def steady_state(self, node_power_w: np.ndarray) -> np.ndarray:
         """Temperatures that constant ``node_power_w`` settles to: T_amb + G^-1 P."""
@@ -222,9 +226,9 @@ class ZoneReader:
         self._gather = not self._plain and all(
             (nodes != amb if kind == "node" else amb not in nodes) for kind, nodes, _, _ in self._zones)
         if self._gather:
-            self._node_ks = np.array([k for k, z in enumerate(self._zones) if z[0] == "node"], dtype=int)
-            self._node_cols = np.array([net.index(z[1]) for z in self._zones if z[0] == "node"], dtype=int)
-            self._virtual = [(k, kind, [net.index(n) for n in nodes], w, off)
+            # each zone's node column (a virtual zone's place holds column 0 until it is written)
+            self._fill_cols = np.array([net.index(z[1]) if z[0] == "node" else 0 for z in self._zones], dtype=np.intp)
+            self._virtual = [(k, kind, np.array([net.index(n) for n in nodes], dtype=np.intp), w, off)
                              for k, (kind, nodes, w, off) in enumerate(self._zones) if kind != "node"]
 
     def read(self, temps: np.ndarray) -> np.ndarray:
@@ -232,13 +236,12 @@ class ZoneReader:
         if self._plain:
             return temps[:, self._cols] if len(self._cols) else np.zeros((len(temps), 0))
         if self._gather:
-            out = np.empty((len(temps), len(self._zones)))
-            if len(self._node_ks):
-                out[:, self._node_ks] = temps[:, self._node_cols]
+            out = temps.take(self._fill_cols, axis=1)
             for k, kind, idx, w, off in self._virtual:
-                # (built as before, by column_stack: a gathered copy's weighted sum can differ in
-                # the last bit, as BLAS may take another path for it)
-                out[:, k] = _combine(kind, np.column_stack([temps[:, i] for i in idx]), w, off)
+                # the sensors' columns as a new C-ordered block, as column_stack builds it (a
+                # fancy-indexed ``temps[:, idx]`` has another memory order, for which BLAS may
+                # take another path and round the weighted sum otherwise in the last bit)
+                out[:, k] = _combine(kind, temps.take(idx, axis=1), w, off)
             return out
         out = np.empty((len(temps), len(self._zones)))
         for k, (kind, nodes, w, off) in enumerate(self._zones):
@@ -428,27 +431,59 @@ class ThrottleGovernor:
         Returns the state after them, the index of the first poll that would cross a trip or
         move a zone's steps (-1: none; it is not applied: :meth:`update` makes it, with its
         events), and the last poll time."""
-        zs = state.zones
-        held = self._quiet_arrays
-        if held is not None and held[0] is state:
-            # the state this returned last: its arrays are the ones the scan left (it writes
-            # only the zones' last reading and poll time, and the state below is built from them)
-            _, tripped, steps, last_temp, last_poll = held
-        else:
-            tripped = np.array([z.tripped for z in zs], np.int64)
-            steps = np.array([z.steps for z in zs], np.int64)
-            last_temp = np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float)
-            last_poll = np.array([z.last_poll_s for z in zs], float)
+        tripped, steps, last_temp, last_poll = self._scan_arrays(state)
         j, last = quiet_polls(times, temps, hot, start, idle, last_poll_s, poll_s, present, self._a_polling,
                               self._a_trips, self._a_ntrips, self._a_clears, self._a_uppers,
                               tripped, steps, last_temp, last_poll)
+        return self.scanned(state), int(j), float(last)
+
+    def quiet_polls_pieces(self, state: ThrottleState, ends: np.ndarray, zt: np.ndarray, polls: np.ndarray,
+                           alert_hot: np.ndarray, cols: np.ndarray, start: int, idle: bool, last_poll_s: float,
+                           poll_s: float) -> tuple[int, float]:
+        """:meth:`quiet_polls` over a part's pieces as the engine's accounting holds them (the
+        pieces' ends ``ends``, the zone readings ``zt`` at them, ``polls`` which ends are polls;
+        ``cols``: each of the spec's zones' column in ``zt``, -1 where it is not read; a poll is
+        hot where a reading is at or above its zone's ``alert_hot``), with no gathering of the
+        polls' rows: socsim.hw.thermal_scan.quiet_polls_pieces.  Returns the index of the piece
+        the scan stops at (-1: none) and the last poll time.  The scan writes the zones' last
+        readings into the arrays held for ``state``; the state they stand for is
+        :meth:`scanned` (``state``), built when asked: until then ``state`` is handed again to
+        scan on (its trips and steps are the scan's: it changes neither)."""
+        tripped, steps, last_temp, last_poll = self._scan_arrays(state)
+        j, last = quiet_polls_pieces(ends, zt, polls, alert_hot, cols, start, idle, last_poll_s, poll_s,
+                                     self._a_polling, self._a_trips, self._a_ntrips, self._a_clears,
+                                     self._a_uppers, tripped, steps, last_temp, last_poll)
+        return int(j), float(last)
+
+    def _scan_arrays(self, state: ThrottleState) -> tuple[np.ndarray, ...]:
+        """The arrays the compiled scans read and write for ``state``: those held for it (the
+        state a scan returned or scanned last: they are what the scan left), else built."""
+        held = self._quiet_arrays
+        if held is not None and held[0] is state:
+            return held[1:]
+        zs = state.zones
+        arrays = (np.array([z.tripped for z in zs], np.int64), np.array([z.steps for z in zs], np.int64),
+                  np.array([math.nan if z.last_temp_c is None else z.last_temp_c for z in zs], float),
+                  np.array([z.last_poll_s for z in zs], float))
+        self._quiet_arrays = (state,) + arrays
+        return arrays
+
+    def scanned(self, state: ThrottleState) -> ThrottleState:
+        """The state after the scans of ``state``'s arrays (:meth:`quiet_polls_pieces`): the
+        zones whose last reading or poll time the scans moved are new; the arrays are then held
+        for the new state.  ``state`` itself where no scan has run on it."""
+        held = self._quiet_arrays
+        if held is None or held[0] is not state:
+            return state
+        _, tripped, steps, last_temp, last_poll = held
+        zs = state.zones
         lt, lp = last_temp.tolist(), last_poll.tolist()
         new = ThrottleState(zones=tuple(
             z if (lp[k] == z.last_poll_s and (lt[k] == z.last_temp_c or (z.last_temp_c is None and lt[k] != lt[k])))
             else ZoneState(z.tripped, z.steps, None if lt[k] != lt[k] else lt[k], lp[k])
             for k, z in enumerate(zs)))
         self._quiet_arrays = (new, tripped, steps, last_temp, last_poll)
-        return new, int(j), float(last)
+        return new
 
     def update(self, state: ThrottleState, zone_temps: Mapping[str, float],
                time_s: float | None = None) -> ThrottleDecision:

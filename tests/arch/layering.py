@@ -22,7 +22,7 @@ from pathlib import Path
 # schedulers use them; neither the engine nor a scheduler imports the other.
 LAYERS: dict[str, int] = {
     "isa": 0,
-    "socsim.errors": 0, "socsim.jsonio": 0, "socsim.version": 0, "socsim.reuse": 0, "socsim.paths": 0,
+    "socsim.errors": 0, "socsim.jsonio": 0, "socsim.version": 0, "socsim.reuse": 0, "socsim.paths": 0, "socsim.hostcpus": 0,
     "socsim.workload": 1, "socsim.spec": 1,
     "socsim.hw": 2,
     "socsim.contract": 3,

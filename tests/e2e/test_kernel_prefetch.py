@@ -55,13 +55,14 @@ def test_the_child_compiles_the_signature_cpu_and_dsp_simulations_call(monkeypat
 
 
 def test_the_engine_kernels_warmed_meanwhile_are_the_ones_a_run_calls(tmp_path, monkeypatch):
-    """Every signature a run adds to the four kernels is one compile_engine_kernels compiled."""
+    """Every signature a run adds to the seven kernels is one compile_engine_kernels compiled."""
     from socsim.api import run
     from socsim.engine import pieces_kernel
     from socsim.hw import battery_kernel, thermal_scan
 
-    disps = (pieces_kernel.sample_offsets, pieces_kernel.pieces, thermal_scan.modal_scan,
-             battery_kernel.profile_terms)
+    disps = (pieces_kernel.sample_offsets, pieces_kernel.pieces, thermal_scan.neg_rate_steps,
+             thermal_scan.modal_steps, battery_kernel.profile_terms, pieces_kernel.part_peaks,
+             battery_kernel.step_currents)
     kernels.compile_engine_kernels()
     warmed = [set(d.signatures) for d in disps]
     assert all(warmed)
@@ -75,7 +76,7 @@ def test_the_children_compile_and_exit_cleanly(monkeypatch, free):
     monkeypatch.delenv("SOCSIM_PREFETCH", raising=False)
     monkeypatch.setattr(kernels, "_prefetched", False)
     monkeypatch.setattr(kernels, "_driver_cached", lambda: False)
-    monkeypatch.setattr(kernels, "_free_cpus", lambda: free)
+    monkeypatch.setattr(kernels, "free_cpus", lambda: free)
     monkeypatch.setattr(kernels, "compile_engine_kernels", lambda: None)
     assert kernels.prefetch()
     assert len(kernels._children) == free
@@ -88,7 +89,7 @@ def test_the_children_compile_and_exit_cleanly(monkeypatch, free):
 def test_no_child_when_it_cannot_help(monkeypatch, why):
     monkeypatch.setattr(kernels, "_prefetched", False)
     monkeypatch.setattr(kernels, "_driver_cached", lambda: why == "cached")
-    monkeypatch.setattr(kernels, "_free_cpus", lambda: 0 if why == "busy" else 1)
+    monkeypatch.setattr(kernels, "free_cpus", lambda: 0 if why == "busy" else 1)
     if why == "off":
         monkeypatch.setenv("SOCSIM_PREFETCH", "off")
     else:
@@ -100,17 +101,19 @@ def test_no_child_when_it_cannot_help(monkeypatch, why):
 @pytest.mark.parametrize(("cpus", "load", "free"), [(1, 0.0, 0), (2, 0.0, 1), (2, 0.9, 1), (2, 1.2, 0),
                                                     (2, 6.0, 0), (16, 3.5, 12)])
 def test_free_cpus_are_the_cpus_that_the_load_leaves(monkeypatch, cpus, load, free):
-    monkeypatch.setattr(kernels, "_cpus", lambda: cpus)
-    monkeypatch.setattr(kernels.os, "getloadavg", lambda: (load, load, load))
-    assert kernels._free_cpus() == free
+    import socsim.hostcpus as hostcpus
+
+    monkeypatch.setattr(hostcpus, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(hostcpus.os, "getloadavg", lambda: (load, load, load))
+    assert hostcpus.free_cpus() == free
 
 
 def test_on_starts_a_child_on_a_busy_machine(monkeypatch):
     monkeypatch.setenv("SOCSIM_PREFETCH", "on")
     monkeypatch.setattr(kernels, "_prefetched", False)
     monkeypatch.setattr(kernels, "_driver_cached", lambda: False)
-    monkeypatch.setattr(kernels, "_free_cpus", lambda: 0)
-    monkeypatch.setattr(kernels, "_cpus", lambda: 2)
+    monkeypatch.setattr(kernels, "free_cpus", lambda: 0)
+    monkeypatch.setattr(kernels, "usable_cpus", lambda: 2)
     assert kernels.prefetch() and len(kernels._children) == 1
     kernels._stop_children()
     assert not kernels._children
@@ -153,7 +156,7 @@ def test_a_child_does_nothing_where_numba_already_has_the_driver(monkeypatch):
 
 def test_the_marker_check_imports_no_numba():
     """A cold run checks the marker and starts its children before importing numba (~1 s)."""
-    code = ("import sys; from socsim import kernels; kernels.compiled(); kernels._free_cpus(); "
+    code = ("import sys; from socsim import kernels; kernels.compiled(); kernels.free_cpus(); "
             "print('numba' in sys.modules, 'socsim.hw.profile_store' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(REPO)),
                        capture_output=True, text=True, timeout=120)

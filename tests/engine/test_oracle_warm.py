@@ -63,7 +63,7 @@ def test_jobs_follow_socsim_jobs(monkeypatch):
 def test_auto_jobs_follow_the_free_cpus(monkeypatch):
     """Unset or ``auto``: this process's CPU and those the load leaves free, capped at the usable
     ones (1 on a 1-core box or a busy machine)."""
-    import socsim.kernels as kernels
+    import socsim.hostcpus as hostcpus
 
     monkeypatch.setattr(oracle_mod.os, "sched_getaffinity", lambda pid: {0, 1})
     for env in (None, "auto", " AUTO "):
@@ -71,11 +71,11 @@ def test_auto_jobs_follow_the_free_cpus(monkeypatch):
             monkeypatch.delenv("SOCSIM_JOBS", raising=False)
         else:
             monkeypatch.setenv("SOCSIM_JOBS", env)
-        monkeypatch.setattr(kernels, "_free_cpus", lambda: 0)
+        monkeypatch.setattr(hostcpus, "free_cpus", lambda: 0)
         assert parallel_jobs() == 1
-        monkeypatch.setattr(kernels, "_free_cpus", lambda: 1)
+        monkeypatch.setattr(hostcpus, "free_cpus", lambda: 1)
         assert parallel_jobs() == 2
-        monkeypatch.setattr(kernels, "_free_cpus", lambda: 7)
+        monkeypatch.setattr(hostcpus, "free_cpus", lambda: 7)
         assert parallel_jobs() == 2                       # capped at the usable CPUs
     monkeypatch.setattr(oracle_mod.os, "sched_getaffinity", lambda pid: {0})
     assert parallel_jobs() == 1                           # a 1-core box never forks
@@ -88,11 +88,11 @@ def test_auto_jobs_never_fork_beside_another_thread(monkeypatch):
     """A thread (a progress display) could hold a lock when the process forks: auto stays serial."""
     import threading
 
-    import socsim.kernels as kernels
+    import socsim.hostcpus as hostcpus
 
     monkeypatch.delenv("SOCSIM_JOBS", raising=False)
     monkeypatch.setattr(oracle_mod.os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(kernels, "_free_cpus", lambda: 1)
+    monkeypatch.setattr(hostcpus, "free_cpus", lambda: 1)
     stop = threading.Event()
     t = threading.Thread(target=stop.wait)
     t.start()

@@ -106,3 +106,41 @@ def test_engine_passes_sample_offsets_a_float_start(tmp_path, monkeypatch):
     monkeypatch.setattr(accounting, "sample_offsets", recording)
     run(tmp_path, lenet(batches=2, batch_size=64))
     assert seen and set(seen) == {float}
+
+
+def _peaks_numpy(temps, zt, peak_c, peaks: dict, names):
+    """Accounting._peaks' numpy form: the reference for the compiled part_peaks."""
+    peak_c = max(peak_c, float(np.maximum.reduce(temps, axis=None)))
+    zmax = np.maximum.reduce(zt, axis=0).tolist() if len(zt) else []
+    for z, v in zip(names, zmax):
+        if v > peaks.get(z, -math.inf):
+            peaks[z] = v
+    return peak_c
+
+
+reading = st.one_of(st.sampled_from([0.0, -0.0, 25.0, 39.5, -3.0, math.nan]), st.floats(-20.0, 120.0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), n=st.integers(1, 12), m=st.integers(1, 9), nz=st.integers(0, 8))
+def test_part_peaks_match_numpy(data, n, m, nz):
+    """The compiled peaks are the numpy form's, bit for bit (a zero, whose sign numpy's maximum
+    may give otherwise, is left to the numpy form), and a NaN reading raises no peak."""
+    from socsim.engine.pieces_kernel import part_peaks
+
+    temps = np.array(data.draw(st.lists(reading, min_size=n * m, max_size=n * m))).reshape(n, m)
+    zt = np.array(data.draw(st.lists(reading, min_size=n * nz, max_size=n * nz))).reshape(n, nz)
+    names = [f"z{k}" for k in range(nz)]
+    start = data.draw(st.lists(st.floats(-30.0, 100.0), min_size=nz, max_size=nz))
+    peak0 = data.draw(st.sampled_from([-math.inf, 0.0, 30.0]))
+    peaks = dict(zip(names, start))
+    arr = np.array(start, float)
+    new, exact, moved = part_peaks(temps, zt, peak0, arr)
+    ref = _peaks_numpy(temps, zt, peak0, peaks, names)
+    if not exact:   # nothing written: the caller takes the numpy form
+        assert arr.tolist() == start and new == peak0
+        assert 0.0 in temps.ravel().tolist() + zt.ravel().tolist()
+        return
+    assert np.array([new]).tobytes() == np.array([ref]).tobytes()
+    assert arr.tobytes() == np.array([peaks[z] for z in names], float).tobytes()
+    assert moved == (arr.tolist() != start)

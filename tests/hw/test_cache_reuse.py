@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from socsim.hw import memory, profile_store
+from socsim.hw import memory
 from socsim.hw.cache import reuse
 from socsim.hw.memory import op_memory
 from socsim.spec import load_soc
@@ -17,18 +17,6 @@ from socsim.workload.ops import Op, make_params
 @pytest.fixture(scope="module")
 def soc():
     return load_soc("sd865")
-
-
-@pytest.fixture(scope="module")
-def no_store():
-    """The on-disk store off: each profile here is computed in this process."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SOCSIM_CACHE", "off")
-        profile_store.reset()
-        yield
-    profile_store.reset()
-    memory._cpu_memory.cache_clear()
-    memory._dsp_memory.cache_clear()
 
 
 def _conv(cin, hw, cout, extra_bytes=0, dtype="fp32"):

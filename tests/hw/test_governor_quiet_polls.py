@@ -102,3 +102,48 @@ def test_no_reading_yet_is_not_falling(gov):
     assert j == 0
     assert gov.update(state, {z.name: 40.0 if k else 91.0 for k, z in enumerate(gov.spec.zones)}, 0.25).state \
         .zones[0].steps == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_scan_over_pieces_matches_scan_over_gathered_polls(gov, data):
+    """``quiet_polls_pieces`` (the engine's: the part's pieces, their readings and which are
+    polls, hot flags from the alert levels) decides as ``quiet_polls`` given the polls' rows
+    gathered by zone and their hot flags (what the engine's poll loop used to build), and leaves
+    the same state: the zones' readings and poll times, built when asked (``scanned``)."""
+    nz = len(gov.spec.zones)
+    n = data.draw(st.integers(1, 40))
+    base = data.draw(st.sampled_from([38.0, 44.0, 55.0, 59.0, 88.0, 90.0, 93.0, 95.0]))
+    steps_c = st.sampled_from([-3.0, -1.0, 0.0, 0.0, 1.0, 2.0]) | st.floats(-3.0, 3.0)
+    # the zones read: a subset of the spec's, in spec order; their columns in the readings
+    present = np.array([data.draw(st.booleans()) or k < 3 for k in range(nz)])
+    cols = np.full(nz, -1, np.int64)
+    cols[present] = np.arange(int(present.sum()))
+    zt = np.array([[base + data.draw(steps_c) for _ in range(int(present.sum()))] for _ in range(n)])
+    ends = np.cumsum([data.draw(st.sampled_from([0.05, 0.1, 0.15, 0.25])) for _ in range(n)])
+    polls = np.array([data.draw(st.booleans()) for _ in range(n)])
+    alert_hot = np.array([base + data.draw(st.sampled_from([-2.0, 0.0, 1.0, 5.0])) for _ in range(zt.shape[1])])
+    idle = data.draw(st.booleans())
+    start = data.draw(st.integers(0, n - 1))
+    last0 = data.draw(st.sampled_from([-math.inf, 0.0, 0.1]))
+    state0 = gov.initial_state()
+    if data.draw(st.booleans()):
+        zs = []
+        for k, z in enumerate(gov.spec.zones):
+            tr = data.draw(st.integers(0, len(z.trips_c)))
+            zs.append(ZoneState(tr, data.draw(st.integers(0, gov._uppers[k][tr])),
+                                data.draw(st.none() | st.just(base)), 0.0))
+        state0 = type(state0)(zones=tuple(zs))
+    # the reference: the polls' rows gathered, as the engine's loop did before the pieces' scan
+    at = np.flatnonzero(polls)
+    at_from = int(np.searchsorted(at, start))
+    zt_at = zt[at]
+    hot = np.asarray((zt_at >= alert_hot).any(axis=1), dtype=np.bool_)
+    gz = np.zeros((len(at), nz))
+    gz[:, present] = zt_at
+    ref_state, ref_j, ref_last = gov.quiet_polls(state0, np.ascontiguousarray(ends[at]), gz, present, hot,
+                                                 at_from, idle, last0, POLL_S)
+    j, last = gov.quiet_polls_pieces(state0, ends, zt, polls, alert_hot, cols, start, idle, last0, POLL_S)
+    assert j == (int(at[ref_j]) if ref_j >= 0 else -1)
+    assert last == ref_last
+    assert gov.scanned(state0) == ref_state

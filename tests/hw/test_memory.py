@@ -47,18 +47,7 @@ def test_dram_share(soc):
 
 from hypothesis import given, settings, strategies as hs  # noqa: E402
 
-from socsim.hw import memory, profile_store  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def no_store():
-    """The on-disk store off: each profile here is computed in this process."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SOCSIM_CACHE", "off")
-        profile_store.reset()
-        yield
-    profile_store.reset()
-    memory._cpu_memory.cache_clear()
+from socsim.hw import memory  # noqa: E402
 
 
 def _gemm(m, k=256, n=64):
