@@ -53,7 +53,7 @@ from socsim.sched.memory import (MAX_RECOMPUTE_FACTOR, Infeasible, Schedule, gre
                                  static_checkpoints)
 from socsim.workload.costs import is_persistent
 from socsim.workload.opkinds import lookup
-from socsim.workload.ops import Op
+from socsim.workload.ops import Op, with_gpu_kernels
 
 MB = 1 << 20
 
@@ -184,6 +184,8 @@ class Sage(BaseScheduler):
             outs = None
             if o.fusion:
                 ops, outs, fs = fuse(ops)
+            # Sage's own JIT-compiled OpenCL kernels run them (their ramp: socsim.hw.gpu)
+            ops = tuple(with_gpu_kernels(op, "sage-jit") for op in ops)
             hit = self._kernels[m] = (ops, outs)
             if m == self.batch:
                 if sr is not None:

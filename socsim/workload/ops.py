@@ -23,6 +23,12 @@ PHASES: tuple[str, ...] = ("forward", "error_grad", "weight_grad", "update")
 # Mandheling's CPU side, Octo and the mnn-* baselines.
 CPU_FRAMEWORKS: tuple[str, ...] = ("mnn", "pytorch", "tflite", "ncnn")
 DEFAULT_CPU_FRAMEWORK = "mnn"
+# The GPU kernels that run an op: its ``gpu_kernels`` attr, set by the scheduler whose framework
+# compiles them (socsim.sched.sage: Sage's JIT-compiled fused OpenCL kernels, "sage-jit"); without
+# it, the kernels the GPU model is fitted on (ncnn's Vulkan and MNN's OpenCL kernels, "default").
+# socsim.hw.gpu.RAMP_CYCLES_BY_KERNELS holds each one's per-kernel ramp.
+GPU_KERNELS: tuple[str, ...] = ("default", "sage-jit")
+DEFAULT_GPU_KERNELS = "default"
 
 # A forward op of a training step carries the attr ("step", "train") (socsim.workload.graph and
 # socsim.workload.precision set it on every forward op of a training graph; forward_only, the
@@ -81,12 +87,21 @@ class Op:
         return self.phase != "forward" or TRAIN_STEP_ATTR in self.attrs
 
     @property
+    def gpu_kernels(self) -> str:
+        """The GPU kernels that run the op (``gpu_kernels`` attr; the default ones without it)."""
+        for k, v in self.attrs:
+            if k == "gpu_kernels":
+                return v
+        return DEFAULT_GPU_KERNELS
+
+    @property
     def signature(self) -> tuple:
         """What a cost model's result depends on (not the name or the layer): the kind, dtype and
-        shape, the CPU framework that runs it (so the memo and cost keys of two frameworks'
-        ops never meet), and whether it belongs to a training step (a training forward op's
+        shape, the CPU framework and the GPU kernels that run it (so the memo and cost keys of two
+        frameworks' ops never meet), and whether it belongs to a training step (a training forward op's
         weights are inputs, an inference op's constants)."""
-        return (self.kind, self.dtype, self.params, self.cpu_framework, self.in_training_step)
+        return (self.kind, self.dtype, self.params, self.cpu_framework, self.in_training_step,
+                self.gpu_kernels)
 
     @property
     def batch(self) -> int:
@@ -103,6 +118,17 @@ def with_cpu_framework(op: Op, framework: str) -> Op:
     attrs = {k: v for k, v in op.attrs if k != "cpu_framework"}
     if framework != DEFAULT_CPU_FRAMEWORK:
         attrs["cpu_framework"] = framework
+    new = tuple(sorted(attrs.items()))
+    return op if new == op.attrs else replace(op, attrs=new)
+
+
+def with_gpu_kernels(op: Op, kernels: str) -> Op:
+    """``op`` as ``kernels`` (socsim.workload.ops.GPU_KERNELS) run it on the GPU."""
+    if kernels not in GPU_KERNELS:
+        raise ValueError(f"unknown GPU kernels {kernels!r} (known: {', '.join(GPU_KERNELS)})")
+    attrs = {k: v for k, v in op.attrs if k != "gpu_kernels"}
+    if kernels != DEFAULT_GPU_KERNELS:
+        attrs["gpu_kernels"] = kernels
     new = tuple(sorted(attrs.items()))
     return op if new == op.attrs else replace(op, attrs=new)
 

@@ -11,8 +11,9 @@ from socsim.spec import load_soc
 
 SMALL = dict(name="t", model="resnet18", input=[3, 96, 96], num_classes=10, batch_size=16)
 # peaks of the small model (MB): micro-batch 16 -> 122, 12 -> 113, 8 -> 104, 6 -> 100, 4 -> 96;
-# 110 MB -> 10+6, 98 MB -> 6+6+4 with checkpointing (the MTP)
-PROFILE = [{"at_s": 0, "mb": 200}, {"at_s": 0.5, "mb": 110}, {"at_s": 1.2, "mb": 98}]
+# 110 MB -> 10+6, 98 MB -> 6+6+4 with checkpointing (the MTP); the steps fall in backward passes
+# (1.2 s before Sage's kernels had their own ramp, socsim.hw.gpu.SAGE_JIT_RAMP_CYCLES; 1.25-1.30 s now)
+PROFILE = [{"at_s": 0, "mb": 200}, {"at_s": 0.5, "mb": 110}, {"at_s": 1.28, "mb": 98}]
 
 
 # The GPU's clock is pinned (the performance governor): under simple_ondemand a compiling
@@ -75,9 +76,10 @@ def test_every_new_plan_pays_its_jit_in_its_first_batch_only(tmp_path):
 
 
 def test_a_plan_superseded_before_it_ran_charges_no_jit(tmp_path):
-    # two budget steps inside the same batch (batch 1 runs from ~0.38 s to ~0.60 s): the 110 MB
-    # plan never runs
-    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.45, "mb": 110}, {"at_s": 0.47, "mb": 98}]
+    # two budget steps inside the same batch, in its backward pass (batch 1; 0.45/0.47 s before
+    # Sage's kernels had their own ramp, now in its forward pass, where Sage re-splits; 0.48-0.54 s
+    # found by probing): the 110 MB plan never runs
+    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.50, "mb": 110}, {"at_s": 0.52, "mb": 98}]
     s, t, labels = run(tmp_path, "sup", steps, batches=4)
     events = s["scheduler_info"]["splits"]
     assert [e["first_batch"] for e in events] == [0, None, 2]
@@ -89,7 +91,7 @@ def test_a_plan_superseded_before_it_ran_charges_no_jit(tmp_path):
 
 def test_a_budget_that_returns_within_a_batch_cancels_the_pending_plan(tmp_path):
     # down to 110 MB and back to 200 MB inside batch 1: batch 2 must keep running 16, no JIT
-    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.45, "mb": 110}, {"at_s": 0.47, "mb": 200}]
+    steps = [{"at_s": 0, "mb": 200}, {"at_s": 0.50, "mb": 110}, {"at_s": 0.52, "mb": 200}]
     s, t, labels = run(tmp_path, "back", steps, batches=4)
     _, t_off, _ = run(tmp_path, "off", None, batches=4, jit_compile=False)
     events = s["scheduler_info"]["splits"]
