@@ -111,26 +111,25 @@ class Op:
         return dict(self.attrs).get(key, default)
 
 
-def with_cpu_framework(op: Op, framework: str) -> Op:
-    """``op`` as ``framework``'s CPU kernels run it (its ``cpu_framework`` attr; MNN's: no attr)."""
-    if framework not in CPU_FRAMEWORKS:
-        raise ValueError(f"unknown CPU framework {framework!r} (known: {', '.join(CPU_FRAMEWORKS)})")
-    attrs = {k: v for k, v in op.attrs if k != "cpu_framework"}
-    if framework != DEFAULT_CPU_FRAMEWORK:
-        attrs["cpu_framework"] = framework
+def _with_attr(op: Op, key: str, value: str, known: tuple[str, ...], default: str, what: str) -> Op:
+    """``op`` with its ``key`` attr set to ``value`` (none where ``value`` is ``default``)."""
+    if value not in known:
+        raise ValueError(f"unknown {what} {value!r} (known: {', '.join(known)})")
+    attrs = {k: v for k, v in op.attrs if k != key}
+    if value != default:
+        attrs[key] = value
     new = tuple(sorted(attrs.items()))
     return op if new == op.attrs else replace(op, attrs=new)
+
+
+def with_cpu_framework(op: Op, framework: str) -> Op:
+    """``op`` as ``framework``'s CPU kernels run it (its ``cpu_framework`` attr; MNN's: no attr)."""
+    return _with_attr(op, "cpu_framework", framework, CPU_FRAMEWORKS, DEFAULT_CPU_FRAMEWORK, "CPU framework")
 
 
 def with_gpu_kernels(op: Op, kernels: str) -> Op:
     """``op`` as ``kernels`` (socsim.workload.ops.GPU_KERNELS) run it on the GPU."""
-    if kernels not in GPU_KERNELS:
-        raise ValueError(f"unknown GPU kernels {kernels!r} (known: {', '.join(GPU_KERNELS)})")
-    attrs = {k: v for k, v in op.attrs if k != "gpu_kernels"}
-    if kernels != DEFAULT_GPU_KERNELS:
-        attrs["gpu_kernels"] = kernels
-    new = tuple(sorted(attrs.items()))
-    return op if new == op.attrs else replace(op, attrs=new)
+    return _with_attr(op, "gpu_kernels", kernels, GPU_KERNELS, DEFAULT_GPU_KERNELS, "GPU kernels")
 
 
 def as_training_step(ops: list[Op]) -> list[Op]:
