@@ -66,6 +66,31 @@ def modal_steps(z0: np.ndarray, decay: np.ndarray, em1: np.ndarray, safe_rates: 
     return out
 
 
+@njit(cache=True, inline="always")
+def _poll_changes(k: int, t: float, trips: np.ndarray, n_trips: np.ndarray, clears: np.ndarray,
+                  uppers: np.ndarray, tripped: np.ndarray, steps: np.ndarray,
+                  last_temp: np.ndarray) -> bool:
+    """Whether zone ``k``'s poll at reading ``t`` crosses a trip or moves its steps (the Python
+    governor's comparisons, in its order and float arithmetic); False for a zone without trips."""
+    nt = n_trips[k]
+    if nt == 0:
+        return False
+    tr = tripped[k]
+    if tr < nt and t >= trips[k, tr]:
+        return True
+    if tr > 0 and t < clears[k, tr - 1]:
+        return True
+    falling = t < last_temp[k]      # False for NaN (no reading yet)
+    upper = uppers[k, tr]
+    st = steps[k]
+    if st > upper:
+        st -= 1
+    elif tr > 0 and not falling:
+        st = min(st + 1, upper)
+    st = max(st, min(tr, upper), 0)
+    return st != steps[k]
+
+
 @njit(cache=True, fastmath=False)
 def quiet_polls(times: np.ndarray, temps: np.ndarray, hot: np.ndarray, start: int, idle: bool,
                 last_poll_s: float, poll_s: float, present: np.ndarray, polling: np.ndarray,
@@ -89,24 +114,7 @@ def quiet_polls(times: np.ndarray, temps: np.ndarray, hot: np.ndarray, start: in
         for k in range(nz):
             if not present[k] or te - last_poll[k] < polling[k] - 1e-12:
                 continue
-            nt = n_trips[k]
-            if nt == 0:
-                continue
-            t = temps[j, k]
-            tr = tripped[k]
-            if tr < nt and t >= trips[k, tr]:
-                return j, last_poll_s
-            if tr > 0 and t < clears[k, tr - 1]:
-                return j, last_poll_s
-            falling = t < last_temp[k]      # False for NaN (no reading yet)
-            upper = uppers[k, tr]
-            st = steps[k]
-            if st > upper:
-                st -= 1
-            elif tr > 0 and not falling:
-                st = min(st + 1, upper)
-            st = max(st, min(tr, upper), 0)
-            if st != steps[k]:
+            if _poll_changes(k, temps[j, k], trips, n_trips, clears, uppers, tripped, steps, last_temp):
                 return j, last_poll_s
         last_poll_s = te
         for k in range(nz):
@@ -149,24 +157,7 @@ def quiet_polls_pieces(ends: np.ndarray, zt: np.ndarray, polls: np.ndarray, aler
             c = cols[k]
             if c < 0 or te - last_poll[k] < polling[k] - 1e-12:
                 continue
-            nt = n_trips[k]
-            if nt == 0:
-                continue
-            t = zt[j, c]
-            tr = tripped[k]
-            if tr < nt and t >= trips[k, tr]:
-                return j, last_poll_s
-            if tr > 0 and t < clears[k, tr - 1]:
-                return j, last_poll_s
-            falling = t < last_temp[k]      # False for NaN (no reading yet)
-            upper = uppers[k, tr]
-            st = steps[k]
-            if st > upper:
-                st -= 1
-            elif tr > 0 and not falling:
-                st = min(st + 1, upper)
-            st = max(st, min(tr, upper), 0)
-            if st != steps[k]:
+            if _poll_changes(k, zt[j, c], trips, n_trips, clears, uppers, tripped, steps, last_temp):
                 return j, last_poll_s
         last_poll_s = te
         for k in range(nz):
